@@ -1,0 +1,76 @@
+"""Every task as a nox session; CI calls exactly these, so it runs the same here as on GitHub.
+
+Sessions run on the interpreter that runs nox (no `python=` pins), so a machine with any
+Python >= 3.10 works and CI never asks for an interpreter that is not there.
+"""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["validate", "tests", "lint"]
+nox.options.reuse_existing_virtualenvs = True
+nox.options.error_on_missing_interpreters = True
+
+GENERATED_DOCS = ("docs/rules.md", "docs/schema.md", "schema/case.schema.json")
+
+
+@nox.session
+def validate(session: nox.Session) -> None:
+    """Validate every case and the catalog (arguments pass through: `nox -s validate -- --strict`)."""
+    session.install(".")
+    session.run("casebank", "validate", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run the test suite (arguments pass through to pytest)."""
+    session.install(".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff (lint and format check), mypy, and the workflow linters actionlint and zizmor."""
+    session.install(".[lint]")
+    session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
+    session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
+    session.run("mypy")
+    session.run("actionlint", "-color", *_workflows())
+    session.run("zizmor", "--min-severity", "medium", ".github/workflows")
+
+
+def _workflows() -> list[str]:
+    import glob
+
+    return sorted(glob.glob(".github/workflows/*.yml"))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate docs/rules.md, docs/schema.md and the JSON Schema from the code."""
+    session.install(".")
+    session.run("casebank", "schema", "--write")
+    with open("docs/rules.md", "w", encoding="utf-8") as out:
+        session.run("casebank", "rules", "--format", "markdown", stdout=out)
+
+
+@nox.session
+def verify(session: nox.Session) -> None:
+    """Recompute every past release from git history and compare (needs full history)."""
+    session.install(".")
+    session.run("casebank", "verify", *session.posargs)
+
+
+@nox.session(default=False)
+def release(session: nox.Session) -> None:
+    """Cut a dataset release: `nox -s release -- X.Y.Z [--dry-run] [--push]`."""
+    session.install(".")
+    session.run("casebank", "release", *session.posargs)
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks at dataset scale (see benchmarks/README.md); prints time and memory."""
+    session.install(".", "check-jsonschema")
+    session.run("python", "benchmarks/run.py", *session.posargs)
