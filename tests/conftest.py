@@ -27,8 +27,9 @@ def checker_for(catalog_text: str = TEST_CATALOG) -> Checker:
 _DEFAULT_CHECKER = checker_for()
 
 
-def check_text(text: str, file: str = "cases/valid_case.yaml",
-               checker: Checker | None = None) -> list[Problem]:
+def check_text(
+    text: str, file: str = "cases/valid_case.yaml", checker: Checker | None = None
+) -> list[Problem]:
     """Every problem the loader and the rules find in ``text`` (acknowledged ones excluded)."""
     problems, _ = check_case_bytes(checker or _DEFAULT_CHECKER, file, text.encode("utf-8"))
     return sorted(problems)

@@ -35,8 +35,12 @@ def test_duplicate_keys_are_refused_not_silently_merged() -> None:
     result = load_document("cases/x.yaml", b"patient:\n  age: 54\n  age: 45\n")
     assert result.document is None
     [problem] = result.problems
-    assert (problem.rule, problem.line, problem.column, problem.path) == ("CB102", 3, 3,
-                                                                         "patient.age")
+    assert (problem.rule, problem.line, problem.column, problem.path) == (
+        "CB102",
+        3,
+        3,
+        "patient.age",
+    )
     assert "first on line 2" in problem.message
 
 
@@ -99,14 +103,16 @@ def test_very_deep_nesting_neither_crashes_nor_hangs() -> None:
     assert refusal(b"[" * 200_000)[0][0] in ("CB101", "CB109")
 
 
-@pytest.mark.parametrize("tag", [b"!!python/object:os.system", b"!!python/name:os.system",
-                                 b"!custom", b"!!binary", b"!!set"])
+@pytest.mark.parametrize(
+    "tag",
+    [b"!!python/object:os.system", b"!!python/name:os.system", b"!custom", b"!!binary", b"!!set"],
+)
 def test_non_safe_tags_are_refused(tag: bytes) -> None:
     assert refusal(b"a: " + tag + b" x\n") == [("CB110", 1, 4)]
 
 
 def test_plain_safe_tags_are_accepted() -> None:
-    result = load_document("cases/x.yaml", b"a: !!str 5\nb: !!int \"7\"\n")
+    result = load_document("cases/x.yaml", b'a: !!str 5\nb: !!int "7"\n')
     assert result.document is not None and result.document.data == {"a": "5", "b": 7}
 
 

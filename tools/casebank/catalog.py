@@ -88,17 +88,19 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             continue
-        tests.append(CatalogTest(
-            name=entry["name"],
-            category=str(entry.get("category", "")),
-            result_types=_strings(entry.get("result_types")),
-            aliases=_strings(entry.get("aliases")),
-            unit=_optional_str(entry.get("unit")),
-            units=_strings(entry.get("units")),
-            components=_strings(entry.get("components")),
-            loinc=_optional_str(entry.get("loinc")),
-            default_result=_optional_str(entry.get("default_result")),
-        ))
+        tests.append(
+            CatalogTest(
+                name=entry["name"],
+                category=str(entry.get("category", "")),
+                result_types=_strings(entry.get("result_types")),
+                aliases=_strings(entry.get("aliases")),
+                unit=_optional_str(entry.get("unit")),
+                units=_strings(entry.get("units")),
+                components=_strings(entry.get("components")),
+                loinc=_optional_str(entry.get("loinc")),
+                default_result=_optional_str(entry.get("default_result")),
+            )
+        )
     return Catalog(
         tests=tests,
         tones=frozenset(_strings(vocab.get("tones"))),

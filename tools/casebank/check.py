@@ -20,11 +20,19 @@ from casebank.rules.base import CaseContext, Finding, Rule, case_rules, catalog_
 from casebank.rules.schema import SchemaChecker
 from casebank.schema import CASE_SCHEMA, CATALOG_SCHEMA
 
+
 def problem(rule: Rule, finding: Finding, doc: Document) -> Problem:
     line, column = doc.locate(finding.path, at_key=finding.at_key)
     return Problem(
-        file=doc.file, line=line, column=column, rule=rule.code, path=format_path(finding.path),
-        message=finding.message, severity=rule.severity, hint=finding.hint, name=rule.name,
+        file=doc.file,
+        line=line,
+        column=column,
+        rule=rule.code,
+        path=format_path(finding.path),
+        message=finding.message,
+        severity=rule.severity,
+        hint=finding.hint,
+        name=rule.name,
     )
 
 
@@ -41,8 +49,11 @@ class Checker:
         self.catalog = catalog
         self.case_schema = SchemaChecker(CASE_SCHEMA)
         self.catalog_schema = SchemaChecker(CATALOG_SCHEMA)
-        self.rules = [r for r in case_rules() if r.check is not None
-                      and (catalog is not None or not r.needs_catalog)]
+        self.rules = [
+            r
+            for r in case_rules()
+            if r.check is not None and (catalog is not None or not r.needs_catalog)
+        ]
         all_rules()  # make sure every rule module is registered
 
     def check_case(self, doc: Document) -> CaseReport:
@@ -61,13 +72,22 @@ class Checker:
         return found
 
 
+# The schema asks for the same; an acknowledgement without a real reason hides nothing.
+MIN_REASON = 20
+
+
 def _acknowledgements(doc: Document) -> list[tuple[int, dict[str, Any]]]:
     acks = doc.data.get("acknowledged_warnings")
     if not isinstance(acks, list):
         return []
-    return [(i, a) for i, a in enumerate(acks)
-            if isinstance(a, dict) and isinstance(a.get("rule"), str)
-            and isinstance(a.get("reason"), str)]
+    return [
+        (i, a)
+        for i, a in enumerate(acks)
+        if isinstance(a, dict)
+        and isinstance(a.get("rule"), str)
+        and isinstance(a.get("reason"), str)
+        and len(a["reason"].strip()) >= MIN_REASON
+    ]
 
 
 def _covers(ack: dict[str, Any], p: Problem) -> bool:
@@ -85,8 +105,7 @@ def apply_acknowledgements(doc: Document, found: Iterable[Problem]) -> CaseRepor
     report = CaseReport()
     used: set[int] = set()
     for p in found:
-        match = next((i for i, a in acks if p.severity is Severity.WARNING and _covers(a, p)),
-                     None)
+        match = next((i for i, a in acks if p.severity is Severity.WARNING and _covers(a, p)), None)
         if match is None:
             report.problems.append(p)
         else:
@@ -94,11 +113,17 @@ def apply_acknowledgements(doc: Document, found: Iterable[Problem]) -> CaseRepor
             report.acknowledged.append(p)
     for i, ack in acks:
         if i not in used:
-            report.problems.append(problem(STALE_ACK, Finding(
-                ("acknowledged_warnings", i, "rule"),
-                f"acknowledgement of `{ack['rule']}`"
-                + (f" at `{ack['path']}`" if isinstance(ack.get("path"), str) else "")
-                + " matches no warning in this case",
-                "remove it (errors cannot be acknowledged; fix them instead)",
-            ), doc))
+            report.problems.append(
+                problem(
+                    STALE_ACK,
+                    Finding(
+                        ("acknowledged_warnings", i, "rule"),
+                        f"acknowledgement of `{ack['rule']}`"
+                        + (f" at `{ack['path']}`" if isinstance(ack.get("path"), str) else "")
+                        + " matches no warning in this case",
+                        "remove it (errors cannot be acknowledged; fix them instead)",
+                    ),
+                    doc,
+                )
+            )
     return report

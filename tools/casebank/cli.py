@@ -13,7 +13,7 @@ import importlib
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from casebank import __version__
 from casebank.errors import CasebankError, UsageError
@@ -54,7 +54,7 @@ def _available_commands() -> dict[str, Command]:
     found: dict[str, Command] = {}
     for name, module in COMMANDS.items():
         try:
-            found[name] = importlib.import_module(f"casebank.commands.{module}")  # type: ignore[assignment]
+            found[name] = cast(Command, importlib.import_module(f"casebank.commands.{module}"))
         except ModuleNotFoundError as exc:
             if exc.name != f"casebank.commands.{module}":
                 raise
@@ -96,7 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception:  # the boundary: an internal failure is a bug, reported as such
-        print("casebank: internal error (this is a bug in casebank; please report it):",
-              file=sys.stderr)
+        print(
+            "casebank: internal error (this is a bug in casebank; please report it):",
+            file=sys.stderr,
+        )
         traceback.print_exc()
         return EXIT_USAGE

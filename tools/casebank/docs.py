@@ -51,8 +51,11 @@ def rules_markdown() -> str:
         "| code | name | severity | summary |",
         "|---|---|---|---|",
     ]
-    lines += [f"| [{r.code}](#{r.code.lower()}-{r.name}) | `{r.name}` | {r.severity.value} | "
-              f"{r.summary} |" for r in rules]
+    lines += [
+        f"| [{r.code}](#{r.code.lower()}-{r.name}) | `{r.name}` | {r.severity.value} | "
+        f"{r.summary} |"
+        for r in rules
+    ]
     lines.append("")
     for target, title in _TARGETS.items():
         group = [r for r in rules if r.target == target]
@@ -60,6 +63,11 @@ def rules_markdown() -> str:
             continue
         lines += [f"## {title}", ""]
         for r in group:
-            lines += [f"### {r.code} {r.name}", "", f"*{r.severity.value}* — {r.summary}", "",
-                      _indent_examples(r.doc)]
+            lines += [
+                f"### {r.code} {r.name}",
+                "",
+                f"*{r.severity.value}* — {r.summary}",
+                "",
+                _indent_examples(r.doc),
+            ]
     return "\n".join(lines).rstrip() + "\n"

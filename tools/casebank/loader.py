@@ -23,7 +23,7 @@ import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import yaml
 
@@ -38,10 +38,12 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 32
 
 Mark = tuple[int, int]
-JSONValue = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
+JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 
 _SAFE_TAG_PREFIX = "tag:yaml.org,2002:"
-_SAFE_TAGS = {f"{_SAFE_TAG_PREFIX}{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")}
+_SAFE_TAGS = {
+    f"{_SAFE_TAG_PREFIX}{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")
+}
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,9 @@ LOADER_RULES: dict[str, LoaderRule] = {
         LoaderRule("CB107", "not-utf8", "The file's bytes are not valid UTF-8."),
         LoaderRule("CB108", "file-too-large", "The file is larger than the size cap (1 MiB)."),
         LoaderRule("CB109", "nesting-too-deep", "Mappings and lists nest deeper than 32 levels."),
-        LoaderRule("CB110", "unsafe-tag", "Only plain YAML types are allowed; no !!python/... tags."),
+        LoaderRule(
+            "CB110", "unsafe-tag", "Only plain YAML types are allowed; no !!python/... tags."
+        ),
         LoaderRule(
             "CB111", "ambiguous-number", "A number YAML 1.1 reads surprisingly (054, 12:30)."
         ),
@@ -135,21 +139,35 @@ def _problem(file: str, name: str, mark: Mark, message: str, hint: str, path: st
 def load_document(file: str, raw: bytes) -> LoadResult:
     """Load one case or catalog file. ``file`` is the repository-relative path used in reports."""
     if len(raw) > MAX_FILE_BYTES:
-        return LoadResult(None, [_problem(
-            file, "file-too-large", (1, 1),
-            f"the file is {len(raw):,} bytes; the cap is {MAX_FILE_BYTES:,} bytes",
-            "split long narrative into shorter fields, or move large material into attachments",
-        )])
+        return LoadResult(
+            None,
+            [
+                _problem(
+                    file,
+                    "file-too-large",
+                    (1, 1),
+                    f"the file is {len(raw):,} bytes; the cap is {MAX_FILE_BYTES:,} bytes",
+                    "shorten the narrative, or move large material into attachments",
+                )
+            ],
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return LoadResult(None, [_problem(
-            file, "not-utf8", (line, column),
-            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
-            "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
-        )])
+        return LoadResult(
+            None,
+            [
+                _problem(
+                    file,
+                    "not-utf8",
+                    (line, column),
+                    f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
+                    "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
+                )
+            ],
+        )
     text = text.removeprefix("\ufeff")
     is_json = file.lower().endswith(".json")
     if is_json:
@@ -164,16 +182,31 @@ def load_document(file: str, raw: bytes) -> LoadResult:
     if builder.problems:
         return LoadResult(None, builder.problems)
     if data is _NO_DOCUMENT or data is None:
-        return LoadResult(None, [_problem(
-            file, "empty-file", (1, 1), "the file holds no data",
-            "start from `casebank new CASE_ID`, which writes every required field",
-        )])
+        return LoadResult(
+            None,
+            [
+                _problem(
+                    file,
+                    "empty-file",
+                    (1, 1),
+                    "the file holds no data",
+                    "start from `casebank new CASE_ID`, which writes every required field",
+                )
+            ],
+        )
     if not isinstance(data, dict):
-        return LoadResult(None, [_problem(
-            file, "top-level-not-mapping", builder.positions.get((), (1, 1)),
-            f"the top level is a {_kind(data)}, but a case is a mapping of fields",
-            "start the file with `case_id: ...` and the other top-level fields, one per line",
-        )])
+        return LoadResult(
+            None,
+            [
+                _problem(
+                    file,
+                    "top-level-not-mapping",
+                    builder.positions.get((), (1, 1)),
+                    f"the top level is a {_kind(data)}, but a case is a mapping of fields",
+                    "start the file with `case_id: ...` and the other top-level fields",
+                )
+            ],
+        )
     doc = Document(file, data, builder.positions, builder.key_positions, builder.plain_non_text)
     return LoadResult(doc, builder.notes)
 
@@ -188,12 +221,18 @@ def _check_json_syntax(file: str, text: str) -> Problem | None:
         json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         return _problem(
-            file, "yaml-syntax", (exc.lineno, exc.colno), f"invalid JSON: {exc.msg}",
+            file,
+            "yaml-syntax",
+            (exc.lineno, exc.colno),
+            f"invalid JSON: {exc.msg}",
             "check for a missing comma or quote just before this point",
         )
     except RecursionError:
         return _problem(
-            file, "nesting-too-deep", (1, 1), "the JSON nests too deeply to read",
+            file,
+            "nesting-too-deep",
+            (1, 1),
+            "the JSON nests too deeply to read",
             f"keep mappings and lists within {MAX_DEPTH} levels",
         )
     return None
@@ -202,8 +241,14 @@ def _check_json_syntax(file: str, text: str) -> Problem | None:
 def _kind(value: object) -> str:
     if value is None:
         return "null"
-    return {bool: "boolean", int: "number", float: "number", str: "text", list: "list",
-            dict: "mapping"}.get(type(value), type(value).__name__)
+    return {
+        bool: "boolean",
+        int: "number",
+        float: "number",
+        str: "text",
+        list: "list",
+        dict: "mapping",
+    }.get(type(value), type(value).__name__)
 
 
 _NO_DOCUMENT = object()
@@ -244,12 +289,16 @@ class _Builder:
             where = (mark.line + 1, mark.column + 1) if mark else (1, 1)
             what = exc.problem or exc.context or "invalid YAML"
             raise self.refuse(
-                "yaml-syntax", where, f"YAML syntax error: {what}",
+                "yaml-syntax",
+                where,
+                f"YAML syntax error: {what}",
                 _syntax_hint(what),
             ) from None
         except yaml.YAMLError as exc:
             raise self.refuse(
-                "yaml-syntax", (1, 1), f"YAML syntax error: {exc}",
+                "yaml-syntax",
+                (1, 1),
+                f"YAML syntax error: {exc}",
                 "check indentation and quoting",
             ) from None
 
@@ -258,25 +307,31 @@ class _Builder:
         result: Any = _NO_DOCUMENT
         documents = 0
         for event in events:
-            mark = (event.start_mark.line + 1, event.start_mark.column + 1)
+            start = event.start_mark
+            mark = (start.line + 1, start.column + 1) if start is not None else (1, 1)
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
                     raise self.refuse(
-                        "multiple-documents", mark,
+                        "multiple-documents",
+                        mark,
                         "the file holds more than one YAML document (a second `---`)",
                         "keep one case per file: move the second document into its own file",
                     )
                 continue
             if isinstance(event, yaml.AliasEvent):
                 raise self.refuse(
-                    "yaml-anchor", mark, f"alias `*{event.anchor}` refers to another part of the file",
+                    "yaml-anchor",
+                    mark,
+                    f"alias `*{event.anchor}` refers to another part of the file",
                     "write the repeated content out in full; anchors and aliases are not allowed",
                 )
             if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
                 if event.anchor is not None:
                     raise self.refuse(
-                        "yaml-anchor", mark, f"anchor `&{event.anchor}` is not allowed",
+                        "yaml-anchor",
+                        mark,
+                        f"anchor `&{event.anchor}` is not allowed",
                         "remove the `&name` and write repeated content out in full",
                     )
                 value_path = self._path_for_new_value(stack, mark, event)
@@ -291,7 +346,8 @@ class _Builder:
                     continue
                 if len(stack) >= MAX_DEPTH:
                     raise self.refuse(
-                        "nesting-too-deep", mark,
+                        "nesting-too-deep",
+                        mark,
                         f"mappings and lists nest more than {MAX_DEPTH} levels deep",
                         "flatten the structure; no case field nests this deep",
                     )
@@ -316,7 +372,9 @@ class _Builder:
         if frame.pending_key is None:  # this node is a key
             if not isinstance(event, yaml.ScalarEvent):
                 raise self.refuse(
-                    "non-text-key", mark, "a mapping or list is used as a key",
+                    "non-text-key",
+                    mark,
+                    "a mapping or list is used as a key",
                     "keys are plain field names; check the indentation of this line",
                     frame.path,
                 )
@@ -342,18 +400,25 @@ class _Builder:
         if not isinstance(key, str):
             source = self.plain_non_text.pop(frame.path, str(key))
             raise self.refuse(
-                "non-text-key", mark, f"the key `{source}` is read as {_kind(key)} {key!r}, not text",
-                f'put the key in quotes: "{source}":', frame.path,
+                "non-text-key",
+                mark,
+                f"the key `{source}` is read as {_kind(key)} {key!r}, not text",
+                f'put the key in quotes: "{source}":',
+                frame.path,
             )
         if key in frame.seen:
             first = frame.seen[key]
-            self.problems.append(_problem(
-                self.file, "duplicate-key", mark,
-                f"`{key}` appears twice in this mapping (first on line {first[0]}); "
-                "YAML would silently keep only the last one",
-                f"remove one of the two `{key}` entries, or merge their content",
-                _fmt(path),
-            ))
+            self.problems.append(
+                _problem(
+                    self.file,
+                    "duplicate-key",
+                    mark,
+                    f"`{key}` appears twice in this mapping (first on line {first[0]}); "
+                    "YAML would silently keep only the last one",
+                    f"remove one of the two `{key}` entries, or merge their content",
+                    _fmt(path),
+                )
+            )
         else:
             frame.seen[key] = mark
         frame.pending_key = key
@@ -365,7 +430,9 @@ class _Builder:
         if tag is None or tag == "!" or tag in _SAFE_TAGS:
             return
         raise self.refuse(
-            "unsafe-tag", mark, f"the tag `{tag}` is not allowed",
+            "unsafe-tag",
+            mark,
+            f"the tag `{tag}` is not allowed",
             "remove the `!!...` or `!...` tag; a case holds only text, numbers, lists and mappings",
             path,
         )
@@ -376,6 +443,7 @@ class _Builder:
         plain = not event.style and tag in (None, "!") and event.implicit[0]
         if not plain and tag in (None, "!", f"{_SAFE_TAG_PREFIX}str"):
             return text
+        value: JSONValue
         if self.json_scalars:
             if text in ("true", "false", "null"):
                 return {"true": True, "false": False, "null": None}[text]
@@ -385,19 +453,26 @@ class _Builder:
             value = _construct(resolved, text)
         if isinstance(value, float) and not math.isfinite(value):
             raise self.refuse(
-                "non-finite-number", mark, f"`{text}` is not a finite number",
-                "write a real number, or put the text in quotes", path,
+                "non-finite-number",
+                mark,
+                f"`{text}` is not a finite number",
+                "write a real number, or put the text in quotes",
+                path,
             )
         if not isinstance(value, str):
             self.plain_non_text[path] = text
             if AMBIGUOUS_NUMBER.match(text):
-                self.notes.append(_problem(
-                    self.file, "ambiguous-number", mark,
-                    f"`{text}` is read by YAML as the number {value!r}, not as written",
-                    f'write "{text}" in quotes if it is text, or write the number without '
-                    "a leading zero or colon",
-                    _fmt(path),
-                ))
+                self.notes.append(
+                    _problem(
+                        self.file,
+                        "ambiguous-number",
+                        mark,
+                        f"`{text}` is read by YAML as the number {value!r}, not as written",
+                        f'write "{text}" in quotes if it is text, or write the number without '
+                        "a leading zero or colon",
+                        _fmt(path),
+                    )
+                )
         return value
 
 
@@ -413,7 +488,7 @@ AMBIGUOUS_NUMBER = re.compile(r"^[-+]?(0[0-7_]+|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0
 
 
 def _resolve(text: str) -> str:
-    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     return tag
 
 

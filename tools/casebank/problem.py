@@ -6,12 +6,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Union
 
-PathPart = Union[str, int]
+PathPart = str | int
 Path = tuple[PathPart, ...]
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 class Severity(str, Enum):
@@ -23,9 +22,9 @@ class Severity(str, Enum):
 
 
 def format_path(path: Path) -> str:
-    """Render a document path the way authors read it: ``investigations.expected.must_order[1]``.
+    """Render a document path as authors read it: ``investigations.expected.must_order[1]``.
 
-    Keys that are not plain identifiers (test names such as ``Chest X-ray``) are quoted so the
+    Keys that are not plain names (test names such as ``Chest X-ray``) are quoted so the
     path stays unambiguous: ``investigations.results["Chest X-ray"].unit``.
     """
     out: list[str] = []

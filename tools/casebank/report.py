@@ -1,4 +1,4 @@
-"""Reporters only format problems. One class per format; ``--format`` choices are REPORTERS' keys."""
+"""Reporters only format problems: one class per format; ``--format`` choices are their names."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from typing import ClassVar, TextIO
 
-from casebank.problem import Problem, Result, Severity
+from casebank.problem import Result, Severity
 
 
 def _plural(n: int, word: str) -> str:
@@ -19,8 +19,10 @@ def summary_line(result: Result, acknowledged: int = 0) -> str:
     if not result.problems:
         line = f"All clear: {files} checked, no problems."
     else:
-        line = (f"{_plural(result.errors, 'error')} and {_plural(result.warnings, 'warning')} "
-                f"in {files} checked.")
+        line = (
+            f"{_plural(result.errors, 'error')} and {_plural(result.warnings, 'warning')} "
+            f"in {files} checked."
+        )
     if acknowledged:
         line += f" ({_plural(acknowledged, 'acknowledged warning')} not shown.)"
     return line
@@ -107,11 +109,15 @@ def markdown_summary(result: Result, acknowledged: int = 0) -> str:
     lines = ["## casebank validate", "", summary_line(result, acknowledged), ""]
     if result.problems:
         per_file = Counter(p.file for p in result.problems)
-        lines += ["| file | line | severity | rule | field | message |",
-                  "|---|---|---|---|---|---|"]
+        lines += [
+            "| file | line | severity | rule | field | message |",
+            "|---|---|---|---|---|---|",
+        ]
         for p in result.sorted():
-            lines.append(f"| `{_cell(p.file)}` | {p.line} | {p.severity} | {p.rule} {p.name} | "
-                         f"`{_cell(p.path)}` | {_cell(p.message)} |")
+            lines.append(
+                f"| `{_cell(p.file)}` | {p.line} | {p.severity} | {p.rule} {p.name} | "
+                f"`{_cell(p.path)}` | {_cell(p.message)} |"
+            )
         lines += ["", f"{_plural(len(per_file), 'file')} with problems.", ""]
     return "\n".join(lines) + "\n"
 

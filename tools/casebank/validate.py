@@ -41,9 +41,15 @@ def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
     except OSError as exc:
         rule = LOADER_RULES["unreadable-file"]
         return None, Problem(
-            file=relative, line=1, column=1, rule=rule.code, path="",
-            message=f"cannot read the file: {exc.strerror or exc}", severity=Severity.ERROR,
-            hint="check that it is a regular, readable file", name=rule.name,
+            file=relative,
+            line=1,
+            column=1,
+            rule=rule.code,
+            path="",
+            message=f"cannot read the file: {exc.strerror or exc}",
+            severity=Severity.ERROR,
+            hint="check that it is a regular, readable file",
+            name=rule.name,
         )
 
 
@@ -65,7 +71,9 @@ def check_catalog(root: Path) -> LoadedCatalog:
     return LoadedCatalog(catalog, [*problems, *Checker(catalog).check_catalog(doc)])
 
 
-def select_paths(root: Path, paths: Sequence[str], cwd: Path | None = None) -> tuple[bool, list[str]]:
+def select_paths(
+    root: Path, paths: Sequence[str], cwd: Path | None = None
+) -> tuple[bool, list[str]]:
     """Turn command-line paths into (check the catalog?, repository-relative case files)."""
     here = cwd or Path.cwd()
     with_catalog = False
@@ -78,8 +86,11 @@ def select_paths(root: Path, paths: Sequence[str], cwd: Path | None = None) -> t
         if path.is_dir():
             if relative == ".":
                 return True, case_files(root)
-            found = sorted(relative_to_root(root, p) for p in path.rglob("*")
-                           if p.is_file() and p.name.lower().endswith(CASE_SUFFIXES))
+            found = sorted(
+                relative_to_root(root, p)
+                for p in path.rglob("*")
+                if p.is_file() and p.name.lower().endswith(CASE_SUFFIXES)
+            )
             selected.extend(p for p in found if p != CATALOG_FILE)
             with_catalog = with_catalog or CATALOG_FILE in found
         elif relative == CATALOG_FILE:
@@ -115,8 +126,9 @@ def validate_files(root: Path, files: Sequence[str], *, with_catalog: bool) -> V
     return result
 
 
-def check_case_file(checker: Checker, root: Path, relative: str) -> tuple[list[Problem],
-                                                                          list[Problem]]:
+def check_case_file(
+    checker: Checker, root: Path, relative: str
+) -> tuple[list[Problem], list[Problem]]:
     raw, unreadable = read_file(root, relative)
     if raw is None:
         assert unreadable is not None
@@ -124,8 +136,9 @@ def check_case_file(checker: Checker, root: Path, relative: str) -> tuple[list[P
     return check_case_bytes(checker, relative, raw)
 
 
-def check_case_bytes(checker: Checker, relative: str, raw: bytes) -> tuple[list[Problem],
-                                                                           list[Problem]]:
+def check_case_bytes(
+    checker: Checker, relative: str, raw: bytes
+) -> tuple[list[Problem], list[Problem]]:
     loaded = load_document(relative, raw)
     if loaded.document is None:
         return loaded.problems, []
@@ -140,13 +153,20 @@ def duplicate_case_ids(root: Path, checked: Sequence[str]) -> list[Problem]:
     for relative in checked:
         case_id = case_id_from_path(relative)
         if stems[case_id] > 1:
-            others = [p for p in case_files(root) if case_id_from_path(p) == case_id
-                      and p != relative]
-            problems.append(Problem(
-                file=relative, line=1, column=1, rule=DUPLICATE_CASE_ID.code, path="case_id",
-                message=f"case id `{case_id}` is also claimed by {', '.join(others)}",
-                severity=DUPLICATE_CASE_ID.severity,
-                hint="keep one file per case: delete or rename the other",
-                name=DUPLICATE_CASE_ID.name,
-            ))
+            others = [
+                p for p in case_files(root) if case_id_from_path(p) == case_id and p != relative
+            ]
+            problems.append(
+                Problem(
+                    file=relative,
+                    line=1,
+                    column=1,
+                    rule=DUPLICATE_CASE_ID.code,
+                    path="case_id",
+                    message=f"case id `{case_id}` is also claimed by {', '.join(others)}",
+                    severity=DUPLICATE_CASE_ID.severity,
+                    hint="keep one file per case: delete or rename the other",
+                    name=DUPLICATE_CASE_ID.name,
+                )
+            )
     return problems

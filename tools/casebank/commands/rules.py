@@ -12,8 +12,12 @@ HELP = "List every rule casebank checks (code, name, severity, summary)."
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=["text", "json", "markdown"], default="text",
-                        help="text (default), json, or markdown (the source of docs/rules.md)")
+    parser.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="text",
+        help="text (default), json, or markdown (the source of docs/rules.md)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,9 +28,20 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rules = all_rules()
     if args.format == "json":
-        json.dump([{"code": r.code, "name": r.name, "severity": r.severity.value,
-                    "family": r.family, "summary": r.summary} for r in rules],
-                  sys.stdout, indent=2)
+        json.dump(
+            [
+                {
+                    "code": r.code,
+                    "name": r.name,
+                    "severity": r.severity.value,
+                    "family": r.family,
+                    "summary": r.summary,
+                }
+                for r in rules
+            ],
+            sys.stdout,
+            indent=2,
+        )
         sys.stdout.write("\n")
         return 0
     width = max(len(r.name) for r in rules)

@@ -103,26 +103,51 @@ def _family(obj: object) -> str:
     return module.__name__.rsplit(".", 1)[-1] if module else "unknown"
 
 
-def declare(code: str, name: str, severity: Severity, summary: str, doc: str,
-            *, target: str, family: str) -> Rule:
+def declare(
+    code: str, name: str, severity: Severity, summary: str, doc: str, *, target: str, family: str
+) -> Rule:
     """Declare a rule raised by the loader, the schema or the engine rather than a check."""
     return _register(Rule(code, name, severity, summary, family, inspect.cleandoc(doc), target))
 
 
-def case_rule(code: str, name: str, severity: Severity, summary: str,
-              *, needs_catalog: bool = False) -> Callable[[F], F]:
+def case_rule(
+    code: str, name: str, severity: Severity, summary: str, *, needs_catalog: bool = False
+) -> Callable[[F], F]:
     def wrap(check: F) -> F:
-        _register(Rule(code, name, severity, summary, _family(check),
-                       inspect.cleandoc(check.__doc__ or ""), "case", check, needs_catalog))
+        _register(
+            Rule(
+                code,
+                name,
+                severity,
+                summary,
+                _family(check),
+                inspect.cleandoc(check.__doc__ or ""),
+                "case",
+                check,
+                needs_catalog,
+            )
+        )
         return check
+
     return wrap
 
 
 def catalog_rule(code: str, name: str, severity: Severity, summary: str) -> Callable[[F], F]:
     def wrap(check: F) -> F:
-        _register(Rule(code, name, severity, summary, _family(check),
-                       inspect.cleandoc(check.__doc__ or ""), "catalog", check))
+        _register(
+            Rule(
+                code,
+                name,
+                severity,
+                summary,
+                _family(check),
+                inspect.cleandoc(check.__doc__ or ""),
+                "catalog",
+                check,
+            )
+        )
         return check
+
     return wrap
 
 

@@ -23,8 +23,12 @@ def _strings(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-@catalog_rule("CB501", "catalog-duplicate-name", Severity.ERROR,
-              "A test name or alias used twice in the catalog (case-insensitively).")
+@catalog_rule(
+    "CB501",
+    "catalog-duplicate-name",
+    Severity.ERROR,
+    "A test name or alias used twice in the catalog (case-insensitively).",
+)
 def check_unique_names(doc: Document) -> Iterator[Finding]:
     """A name must mean exactly one test, or cases would silently refer to the wrong one. Names
     and aliases are compared case-insensitively across the whole catalog.
@@ -46,20 +50,27 @@ def check_unique_names(doc: Document) -> Iterator[Finding]:
         spellings: list[tuple[Path, str]] = []
         if isinstance(entry.get("name"), str):
             spellings.append(((*path, "name"), entry["name"]))
-        spellings.extend(((*path, "aliases", i), alias)
-                         for i, alias in enumerate(entry.get("aliases") or [])
-                         if isinstance(alias, str))
+        spellings.extend(
+            ((*path, "aliases", i), alias)
+            for i, alias in enumerate(entry.get("aliases") or [])
+            if isinstance(alias, str)
+        )
         owner = str(entry.get("name", "?"))
         local: set[str] = set()
         for spelling_path, spelling in spellings:
             key = fold(spelling)
             if key in local:
-                yield Finding(spelling_path, f"`{spelling}` is listed twice for {owner}",
-                              "remove the repeated alias")
+                yield Finding(
+                    spelling_path,
+                    f"`{spelling}` is listed twice for {owner}",
+                    "remove the repeated alias",
+                )
             elif key in seen:
-                yield Finding(spelling_path, f"`{spelling}` ({owner}) is already used by "
-                                             f"{seen[key]}",
-                              "a name or alias can mean only one test; remove or rename it")
+                yield Finding(
+                    spelling_path,
+                    f"`{spelling}` ({owner}) is already used by {seen[key]}",
+                    "a name or alias can mean only one test; remove or rename it",
+                )
             local.add(key)
         for key in local:
             seen.setdefault(key, owner)
@@ -77,8 +88,9 @@ def loinc_check_digit(number: str) -> int:
     return (10 - total % 10) % 10
 
 
-@catalog_rule("CB502", "loinc-check-digit", Severity.ERROR,
-              "A LOINC code whose check digit is wrong.")
+@catalog_rule(
+    "CB502", "loinc-check-digit", Severity.ERROR, "A LOINC code whose check digit is wrong."
+)
 def check_loinc(doc: Document) -> Iterator[Finding]:
     """A LOINC code ends in a mod-10 check digit; a wrong one means a mistyped code that would
     link the test to another concept. When unsure of a code, leave `loinc` out.
@@ -100,13 +112,20 @@ def check_loinc(doc: Document) -> Iterator[Finding]:
             continue  # the schema's pattern reports the form
         expected = loinc_check_digit(number)
         if int(check) != expected:
-            yield Finding((*path, "loinc"), f"LOINC code `{code}` of {entry.get('name')} fails "
-                                            f"its check digit (expected {number}-{expected})",
-                          "check the code against the LOINC database, or remove it")
+            yield Finding(
+                (*path, "loinc"),
+                f"LOINC code `{code}` of {entry.get('name')} fails "
+                f"its check digit (expected {number}-{expected})",
+                "check the code against the LOINC database, or remove it",
+            )
 
 
-@catalog_rule("CB503", "catalog-panel", Severity.ERROR,
-              "A panel whose components are missing or are not catalog tests.")
+@catalog_rule(
+    "CB503",
+    "catalog-panel",
+    Severity.ERROR,
+    "A panel whose components are missing or are not catalog tests.",
+)
 def check_panels(doc: Document) -> Iterator[Finding]:
     """A test whose result type includes `panel` lists its member tests under `components`, each
     the name of another catalog entry; only panels have components.
@@ -128,21 +147,33 @@ def check_panels(doc: Document) -> Iterator[Finding]:
         is_panel = "panel" in _strings(entry.get("result_types"))
         components = _strings(entry.get("components"))
         if is_panel and not components:
-            yield Finding(path, f"panel {entry.get('name')} lists no `components`",
-                          "list the member tests by their catalog names")
+            yield Finding(
+                path,
+                f"panel {entry.get('name')} lists no `components`",
+                "list the member tests by their catalog names",
+            )
         elif components and not is_panel:
-            yield Finding((*path, "components"), f"{entry.get('name')} has components but is "
-                                                 "not a panel", "add `panel` to `result_types`")
+            yield Finding(
+                (*path, "components"),
+                f"{entry.get('name')} has components but is not a panel",
+                "add `panel` to `result_types`",
+            )
         for i, component in enumerate(components):
             if fold(component) not in names:
-                yield Finding((*path, "components", i),
-                              f"component `{component}` of {entry.get('name')} is not a "
-                              "catalog test (by canonical name)",
-                              "add the test to the catalog, or use its canonical name")
+                yield Finding(
+                    (*path, "components", i),
+                    f"component `{component}` of {entry.get('name')} is not a "
+                    "catalog test (by canonical name)",
+                    "add the test to the catalog, or use its canonical name",
+                )
 
 
-@catalog_rule("CB504", "catalog-units", Severity.ERROR,
-              "A numeric test without a canonical unit, or whose unit is not among its units.")
+@catalog_rule(
+    "CB504",
+    "catalog-units",
+    Severity.ERROR,
+    "A numeric test without a canonical unit, or whose unit is not among its units.",
+)
 def check_units(doc: Document) -> Iterator[Finding]:
     """Tests with `lab_value` results declare their canonical `unit` and the accepted `units`
     (the canonical one included), so every case's unit can be checked.
@@ -164,8 +195,14 @@ def check_units(doc: Document) -> Iterator[Finding]:
             continue
         unit, units = entry.get("unit"), _strings(entry.get("units"))
         if not isinstance(unit, str):
-            yield Finding(path, f"{entry.get('name')} has numeric results but no `unit`",
-                          "add the canonical `unit:` and the accepted `units:`")
+            yield Finding(
+                path,
+                f"{entry.get('name')} has numeric results but no `unit`",
+                "add the canonical `unit:` and the accepted `units:`",
+            )
         elif units and unit not in units:
-            yield Finding((*path, "unit"), f"canonical unit `{unit}` of {entry.get('name')} is "
-                                           "not among its `units`", f"add `{unit}` to `units`")
+            yield Finding(
+                (*path, "unit"),
+                f"canonical unit `{unit}` of {entry.get('name')} is not among its `units`",
+                f"add `{unit}` to `units`",
+            )

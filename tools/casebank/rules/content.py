@@ -31,14 +31,19 @@ def diagnosis_terms(ctx: CaseContext) -> list[str]:
         outer = re.sub(r"\s*\([^)]*\)", "", final).strip()
         terms.append(outer)
         terms.extend(m.strip() for m in re.findall(r"\(([^)]*)\)", final))
-    terms.extend(answer for _, answer in ctx.texts("scoring", "acceptable_answers",
-                                                   "final_diagnosis"))
+    terms.extend(
+        answer for _, answer in ctx.texts("scoring", "acceptable_answers", "final_diagnosis")
+    )
     unique = {fold(t): t for t in terms if len(fold(t)) >= 2}
     return list(unique.values())
 
 
-@case_rule("CB408", "diagnosis-leak", Severity.WARNING,
-           "The final diagnosis or an accepted answer appears in what the patient says.")
+@case_rule(
+    "CB408",
+    "diagnosis-leak",
+    Severity.WARNING,
+    "The final diagnosis or an accepted answer appears in what the patient says.",
+)
 def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
     """The chief complaint, the history of present illness and the persona are the simulated
     patient's script. If they name the diagnosis, the case tests reading, not reasoning.
@@ -63,10 +68,12 @@ def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
         folded = fold(text)
         for term, pattern in patterns:
             if pattern.search(folded):
-                yield Finding(path, f"`{_fmt(path)}` names the diagnosis (`{term}`), which the "
-                                    "simulated patient would give away",
-                              "describe symptoms and events in the patient's words instead "
-                              "of the diagnosis")
+                yield Finding(
+                    path,
+                    f"`{_fmt(path)}` names the diagnosis (`{term}`), which the "
+                    "simulated patient would give away",
+                    "describe symptoms and events in the patient's words instead of the diagnosis",
+                )
                 break
 
 
@@ -76,15 +83,23 @@ def _fmt(path: Path) -> str:
     return format_path(path)
 
 
-_NEGATION = re.compile(r"^(do not|don't|never|avoid|no|not|without)\s+")
+_NEGATION = re.compile(
+    r"^(do not|don't|never|avoid|no|not|without)\s+"
+    r"((give|giving|use|using|start|starting|administer|administering|"
+    r"prescribe|prescribing|perform|performing|order|ordering)\s+)?"
+)
 
 
-@case_rule("CB406", "treatment-repeats-contraindication", Severity.ERROR,
-           "A treatment step that repeats something the case lists as contraindicated.")
+@case_rule(
+    "CB406",
+    "treatment-repeats-contraindication",
+    Severity.ERROR,
+    "A treatment step that repeats something the case lists as contraindicated.",
+)
 def check_treatment_vs_contraindications(ctx: CaseContext) -> Iterator[Finding]:
     """What `contraindications` forbids cannot also be a step of `treatment_plan`. The check
-    compares each contraindication, with its leading "do not"/"avoid" removed, against each
-    treatment step (case-insensitive, whole words).
+    compares each contraindication, with its leading "do not (give)"/"avoid" and any remark in
+    parentheses removed, against each treatment step (case-insensitive, whole words).
 
     Bad:
 
@@ -104,31 +119,82 @@ def check_treatment_vs_contraindications(ctx: CaseContext) -> Iterator[Finding]:
         pattern = _word_pattern(core)
         for s_path, step in steps:
             if pattern.search(fold(step)):
-                yield Finding(s_path, f"treatment step `{step}` repeats the contraindication "
-                                      f"`{contraindication}` ({_fmt(c_path)})",
-                              "remove the step, or correct the contraindication")
+                yield Finding(
+                    s_path,
+                    f"treatment step `{step}` repeats the contraindication "
+                    f"`{contraindication}` ({_fmt(c_path)})",
+                    "remove the step, or correct the contraindication",
+                )
 
 
 # Drug classes an allergy record commonly names, with the members a treatment plan might use.
 DRUG_CLASSES: dict[str, tuple[str, ...]] = {
-    "penicillin": ("penicillin", "amoxicillin", "ampicillin", "flucloxacillin", "dicloxacillin",
-                   "piperacillin", "benzylpenicillin", "phenoxymethylpenicillin",
-                   "co-amoxiclav", "amoxicillin-clavulanate", "nafcillin", "oxacillin",
-                   "cloxacillin", "temocillin", "ticarcillin"),
-    "sulfonamide": ("sulfamethoxazole", "co-trimoxazole", "trimethoprim-sulfamethoxazole",
-                    "sulfadiazine", "sulfasalazine"),
-    "sulfa": ("sulfamethoxazole", "co-trimoxazole", "trimethoprim-sulfamethoxazole",
-              "sulfadiazine", "sulfasalazine"),
-    "nsaid": ("ibuprofen", "naproxen", "diclofenac", "ketorolac", "indomethacin", "aspirin",
-              "celecoxib", "etoricoxib", "mefenamic acid"),
+    "penicillin": (
+        "penicillin",
+        "amoxicillin",
+        "ampicillin",
+        "flucloxacillin",
+        "dicloxacillin",
+        "piperacillin",
+        "benzylpenicillin",
+        "phenoxymethylpenicillin",
+        "co-amoxiclav",
+        "amoxicillin-clavulanate",
+        "nafcillin",
+        "oxacillin",
+        "cloxacillin",
+        "temocillin",
+        "ticarcillin",
+    ),
+    "sulfonamide": (
+        "sulfamethoxazole",
+        "co-trimoxazole",
+        "trimethoprim-sulfamethoxazole",
+        "sulfadiazine",
+        "sulfasalazine",
+    ),
+    "sulfa": (
+        "sulfamethoxazole",
+        "co-trimoxazole",
+        "trimethoprim-sulfamethoxazole",
+        "sulfadiazine",
+        "sulfasalazine",
+    ),
+    "nsaid": (
+        "ibuprofen",
+        "naproxen",
+        "diclofenac",
+        "ketorolac",
+        "indomethacin",
+        "aspirin",
+        "celecoxib",
+        "etoricoxib",
+        "mefenamic acid",
+    ),
     "aspirin": ("aspirin", "acetylsalicylic acid"),
     "macrolide": ("erythromycin", "clarithromycin", "azithromycin"),
     "fluoroquinolone": ("ciprofloxacin", "levofloxacin", "moxifloxacin", "ofloxacin"),
     "tetracycline": ("tetracycline", "doxycycline", "minocycline", "lymecycline"),
-    "cephalosporin": ("cefalexin", "cephalexin", "cefuroxime", "ceftriaxone", "cefotaxime",
-                      "ceftazidime", "cefazolin", "cefepime", "cefixime"),
-    "opioid": ("morphine", "codeine", "oxycodone", "fentanyl", "tramadol", "hydromorphone",
-               "diamorphine"),
+    "cephalosporin": (
+        "cefalexin",
+        "cephalexin",
+        "cefuroxime",
+        "ceftriaxone",
+        "cefotaxime",
+        "ceftazidime",
+        "cefazolin",
+        "cefepime",
+        "cefixime",
+    ),
+    "opioid": (
+        "morphine",
+        "codeine",
+        "oxycodone",
+        "fentanyl",
+        "tramadol",
+        "hydromorphone",
+        "diamorphine",
+    ),
 }
 
 
@@ -142,21 +208,27 @@ def drugs_for(substance: str) -> set[str]:
     return drugs
 
 
-_NEGATED_BEFORE = re.compile(r"\b(avoid|avoiding|not|no|never|without|instead of|rather than|"
-                             r"allerg\w*|contraindicated)\b[^.;]*$")
+_NEGATED_BEFORE = re.compile(
+    r"\b(avoid|avoiding|not|no|never|without|instead of|rather than|"
+    r"allerg\w*|contraindicated)\b[^.;]*$"
+)
 
 
 def _mentions(step: str, drugs: Iterable[str]) -> str | None:
     folded = fold(step)
     for drug in sorted(drugs):
         for match in _word_pattern(drug).finditer(folded):
-            if not _NEGATED_BEFORE.search(folded[:match.start()]):
+            if not _NEGATED_BEFORE.search(folded[: match.start()]):
                 return drug
     return None
 
 
-@case_rule("CB407", "treatment-allergy-conflict", Severity.ERROR,
-           "A treatment step names a drug the patient is recorded as allergic to.")
+@case_rule(
+    "CB407",
+    "treatment-allergy-conflict",
+    Severity.ERROR,
+    "A treatment step names a drug the patient is recorded as allergic to.",
+)
 def check_treatment_vs_allergies(ctx: CaseContext) -> Iterator[Finding]:
     """A gold treatment plan must not give the patient a drug they are allergic to, nor a member
     of an allergy's drug class (a penicillin allergy excludes amoxicillin). Steps that name the
@@ -180,14 +252,20 @@ def check_treatment_vs_allergies(ctx: CaseContext) -> Iterator[Finding]:
     allergies = ctx.get("patient", "allergies")
     if not isinstance(allergies, list):
         return
-    substances = [a["substance"] for a in allergies
-                  if isinstance(a, dict) and isinstance(a.get("substance"), str)]
+    substances = [
+        a["substance"]
+        for a in allergies
+        if isinstance(a, dict) and isinstance(a.get("substance"), str)
+    ]
     for path, step in ctx.texts("management_gold", "treatment_plan"):
         for substance in substances:
             drug = _mentions(step, drugs_for(substance))
             if drug is not None:
-                yield Finding(path, f"treatment step `{step}` gives {drug}, but the patient is "
-                                    f"allergic to {substance}",
-                              "choose an alternative the patient can take, and record the "
-                              "allergy in `contraindications`")
+                yield Finding(
+                    path,
+                    f"treatment step `{step}` gives {drug}, but the patient is "
+                    f"allergic to {substance}",
+                    "choose an alternative the patient can take, and record the "
+                    "allergy in `contraindications`",
+                )
                 break

@@ -9,8 +9,12 @@ from casebank.repo import case_id_from_path
 from casebank.rules.base import CaseContext, Finding, case_rule, declare
 
 
-@case_rule("CB302", "case-id-matches-file", Severity.ERROR,
-           "case_id equals the file name without its extension.")
+@case_rule(
+    "CB302",
+    "case-id-matches-file",
+    Severity.ERROR,
+    "case_id equals the file name without its extension.",
+)
 def check_case_id_matches_file(ctx: CaseContext) -> Iterator[Finding]:
     """A case's identity is its `case_id`, and the file is named after it, so that a case is
     found by its id and two files can never silently claim one case.
@@ -35,8 +39,11 @@ def check_case_id_matches_file(ctx: CaseContext) -> Iterator[Finding]:
 
 
 DUPLICATE_CASE_ID = declare(
-    "CB303", "duplicate-case-id", Severity.ERROR,
-    "Two case files claim the same case_id.", """
+    "CB303",
+    "duplicate-case-id",
+    Severity.ERROR,
+    "Two case files claim the same case_id.",
+    """
     Case ids are unique across the repository. Two files can claim one id when they differ only
     in extension (`a.yaml` and `a.json`) or when one file's `case_id` names another file.
 
@@ -49,4 +56,7 @@ DUPLICATE_CASE_ID = declare(
 
         cases/asthma_001.yaml   (case_id: asthma_001)
         cases/asthma_002.json   (case_id: asthma_002)
-    """, target="repository", family="identity")
+    """,
+    target="repository",
+    family="identity",
+)

@@ -188,5 +188,12 @@ _DOCS = {
 }
 
 for _rule in LOADER_RULES.values():
-    declare(_rule.code, _rule.name, Severity.ERROR, _rule.summary, _DOCS[_rule.name],
-            target="load", family="loading")
+    declare(
+        _rule.code,
+        _rule.name,
+        Severity.ERROR,
+        _rule.summary,
+        _DOCS[_rule.name],
+        target="load",
+        family="loading",
+    )

@@ -30,8 +30,13 @@ def canonical(ctx: CaseContext, name: str) -> str:
     return test.name if test is not None else fold(name)
 
 
-@case_rule("CB304", "unknown-test", Severity.ERROR,
-           "A test name that is not in the catalog (by name or alias).", needs_catalog=True)
+@case_rule(
+    "CB304",
+    "unknown-test",
+    Severity.ERROR,
+    "A test name that is not in the catalog (by name or alias).",
+    needs_catalog=True,
+)
 def check_unknown_tests(ctx: CaseContext) -> Iterator[Finding]:
     """Every test a case names, in `expected` (must_order, optional, should_not_order),
     `catalog_hints` and the keys of `results`, must be a catalog test name or alias, compared
@@ -53,14 +58,22 @@ def check_unknown_tests(ctx: CaseContext) -> Iterator[Finding]:
     for path, name in test_references(ctx):
         if ctx.resolve(name) is None:
             suggestion = ctx.catalog.suggest_test(name)
-            hint = (f"did you mean `{suggestion}`? Use a catalog name or alias" if suggestion
-                    else "use a name or alias from catalog.yaml, or propose the test there")
-            yield Finding(path, f"`{name}` is not a test in the catalog", hint,
-                          at_key=path[-1] == name)
+            hint = (
+                f"did you mean `{suggestion}`? Use a catalog name or alias"
+                if suggestion
+                else "use a name or alias from catalog.yaml, or propose the test there"
+            )
+            yield Finding(
+                path, f"`{name}` is not a test in the catalog", hint, at_key=path[-1] == name
+            )
 
 
-@case_rule("CB401", "test-listed-twice", Severity.ERROR,
-           "The same test twice in one list, or in two of must/optional/should-not order.")
+@case_rule(
+    "CB401",
+    "test-listed-twice",
+    Severity.ERROR,
+    "The same test twice in one list, or in two of must/optional/should-not order.",
+)
 def check_test_listed_twice(ctx: CaseContext) -> Iterator[Finding]:
     """A test is either required, optional or to be avoided, never two of these, and is listed
     once. Aliases count as the same test (`EKG` and `ECG` are one test).
@@ -83,11 +96,16 @@ def check_test_listed_twice(ctx: CaseContext) -> Iterator[Finding]:
             key = canonical(ctx, name)
             if key in first_seen:
                 other_list, other_path = first_seen[key]
-                where = ("again in the same list" if other_list == list_name
-                         else f"in both `{other_list}` and `{list_name}`")
-                yield Finding(path, f"`{name}` is listed {where} (first at "
-                                    f"`{_fmt(other_path)}`)",
-                              "keep the test in one place only")
+                where = (
+                    "again in the same list"
+                    if other_list == list_name
+                    else f"in both `{other_list}` and `{list_name}`"
+                )
+                yield Finding(
+                    path,
+                    f"`{name}` is listed {where} (first at `{_fmt(other_path)}`)",
+                    "keep the test in one place only",
+                )
             else:
                 first_seen[key] = (list_name, path)
     yield from _duplicates_in(ctx, ("investigations", "catalog_hints"))
@@ -98,8 +116,11 @@ def _duplicates_in(ctx: CaseContext, path: tuple[str, ...]) -> Iterator[Finding]
     for item_path, name in ctx.texts(*path):
         key = canonical(ctx, name)
         if key in seen:
-            yield Finding(item_path, f"`{name}` is listed twice in `{_fmt(path)}`",
-                          "remove the repeated entry")
+            yield Finding(
+                item_path,
+                f"`{name}` is listed twice in `{_fmt(path)}`",
+                "remove the repeated entry",
+            )
         seen.add(key)
 
 
@@ -109,8 +130,12 @@ def _fmt(path: Path) -> str:
     return format_path(path)
 
 
-@case_rule("CB405", "must-order-without-result", Severity.WARNING,
-           "A must-order test has no result and no results_generated_policy is set.")
+@case_rule(
+    "CB405",
+    "must-order-without-result",
+    Severity.WARNING,
+    "A must-order test has no result and no results_generated_policy is set.",
+)
 def check_must_order_has_result(ctx: CaseContext) -> Iterator[Finding]:
     """A test the gold answer requires is usually the one that carries the key finding. With no
     result and no `results_generated_policy`, the simulator would have to invent it.
@@ -136,14 +161,21 @@ def check_must_order_has_result(ctx: CaseContext) -> Iterator[Finding]:
     have = {canonical(ctx, k) for k in results} if isinstance(results, dict) else set()
     for path, name in ctx.texts("investigations", "expected", "must_order"):
         if canonical(ctx, name) not in have:
-            yield Finding(path, f"must-order test `{name}` has no result",
-                          f"add `{name}` under `investigations.results`, or set "
-                          "`investigations.results_generated_policy`")
+            yield Finding(
+                path,
+                f"must-order test `{name}` has no result",
+                f"add `{name}` under `investigations.results`, or set "
+                "`investigations.results_generated_policy`",
+            )
 
 
-@case_rule("CB415", "panel-component-unknown", Severity.ERROR,
-           "A panel result lists a component the catalog's panel does not contain.",
-           needs_catalog=True)
+@case_rule(
+    "CB415",
+    "panel-component-unknown",
+    Severity.ERROR,
+    "A panel result lists a component the catalog's panel does not contain.",
+    needs_catalog=True,
+)
 def check_panel_components(ctx: CaseContext) -> Iterator[Finding]:
     """The components of a panel result are catalog tests (by name or alias) that belong to that
     panel in the catalog.
@@ -175,11 +207,19 @@ def check_panel_components(ctx: CaseContext) -> Iterator[Finding]:
             path = ("investigations", "results", name, "components", component)
             test = ctx.resolve(component)
             if test is None:
-                yield Finding(path, f"`{component}` is not a test in the catalog",
-                              _member_hint(panel.components), at_key=True)
+                yield Finding(
+                    path,
+                    f"`{component}` is not a test in the catalog",
+                    _member_hint(panel.components),
+                    at_key=True,
+                )
             elif fold(test.name) not in members:
-                yield Finding(path, f"`{component}` is not part of the `{panel.name}` panel",
-                              _member_hint(panel.components), at_key=True)
+                yield Finding(
+                    path,
+                    f"`{component}` is not part of the `{panel.name}` panel",
+                    _member_hint(panel.components),
+                    at_key=True,
+                )
 
 
 def _member_hint(members: Any) -> str:

@@ -19,7 +19,12 @@ from casebank.rules.base import Finding, Rule, declare
 
 _F = "schema"
 
-MISSING = declare("CB201", "missing-field", Severity.ERROR, "A required field or section is missing.", """
+MISSING = declare(
+    "CB201",
+    "missing-field",
+    Severity.ERROR,
+    "A required field or section is missing.",
+    """
     Every required section and field of the case format must be present, even when a list is
     short. The problem points at the mapping that should hold the field.
 
@@ -33,9 +38,17 @@ MISSING = declare("CB201", "missing-field", Severity.ERROR, "A required field or
         ground_truth:
           final_diagnosis: "NSTEMI"
           differential: ["Unstable angina"]
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-UNKNOWN = declare("CB202", "unknown-field", Severity.ERROR, "A field the format does not define.", """
+UNKNOWN = declare(
+    "CB202",
+    "unknown-field",
+    Severity.ERROR,
+    "A field the format does not define.",
+    """
     Unknown fields are refused so that a typo cannot silently drop data. The message suggests
     the field you probably meant.
 
@@ -48,9 +61,17 @@ UNKNOWN = declare("CB202", "unknown-field", Severity.ERROR, "A field the format 
 
         ground_truth:
           differential: ["Unstable angina"]
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-WRONG_TYPE = declare("CB203", "wrong-type", Severity.ERROR, "A value of the wrong kind.", """
+WRONG_TYPE = declare(
+    "CB203",
+    "wrong-type",
+    Severity.ERROR,
+    "A value of the wrong kind.",
+    """
     A field holds the wrong kind of value: text where a number is needed, a single value where
     a list is needed. YAML 1.1 reads some unquoted words as booleans or numbers (`no`, `on`,
     `1e3`); quote them when you mean text.
@@ -64,10 +85,17 @@ WRONG_TYPE = declare("CB203", "wrong-type", Severity.ERROR, "A value of the wron
 
         metadata:
           title: "no"
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-NOT_ALLOWED = declare("CB204", "value-not-allowed", Severity.ERROR,
-                      "A value outside the field's allowed set.", """
+NOT_ALLOWED = declare(
+    "CB204",
+    "value-not-allowed",
+    Severity.ERROR,
+    "A value outside the field's allowed set.",
+    """
     Fields such as difficulty, sex and result type take one of a fixed set of values.
 
     Bad:
@@ -79,9 +107,17 @@ NOT_ALLOWED = declare("CB204", "value-not-allowed", Severity.ERROR,
 
         metadata:
           difficulty: medium
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-EMPTY = declare("CB205", "empty-value", Severity.ERROR, "A field present but empty.", """
+EMPTY = declare(
+    "CB205",
+    "empty-value",
+    Severity.ERROR,
+    "A field present but empty.",
+    """
     A field that is present must hold a value. Remove an optional field rather than leave it
     empty.
 
@@ -94,10 +130,17 @@ EMPTY = declare("CB205", "empty-value", Severity.ERROR, "A field present but emp
 
         presentation:
           chief_complaint: "Chest pain"
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-BAD_FORMAT = declare("CB206", "bad-format", Severity.ERROR,
-                     "A value that does not match its required pattern.", """
+BAD_FORMAT = declare(
+    "CB206",
+    "bad-format",
+    Severity.ERROR,
+    "A value that does not match its required pattern.",
+    """
     Identifiers and codes have a fixed form: `case_id` is lowercase letters, digits and single
     underscores; a LOINC code is digits, a hyphen and a check digit.
 
@@ -108,10 +151,17 @@ BAD_FORMAT = declare("CB206", "bad-format", Severity.ERROR,
     Good:
 
         case_id: chest_pain_001
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-OUT_OF_RANGE = declare("CB207", "out-of-range", Severity.ERROR,
-                       "A number below its minimum or above its maximum.", """
+OUT_OF_RANGE = declare(
+    "CB207",
+    "out-of-range",
+    Severity.ERROR,
+    "A number below its minimum or above its maximum.",
+    """
     Bad:
 
         patient:
@@ -121,10 +171,17 @@ OUT_OF_RANGE = declare("CB207", "out-of-range", Severity.ERROR,
 
         patient:
           age: 23
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-TOO_SHORT = declare("CB208", "too-few-items", Severity.ERROR,
-                    "A list with fewer items than the format requires.", """
+TOO_SHORT = declare(
+    "CB208",
+    "too-short",
+    Severity.ERROR,
+    "A list with too few items, or a text shorter than required.",
+    """
     Lists such as the differential, must-ask questions and critical safety errors need at
     least one item.
 
@@ -139,9 +196,17 @@ TOO_SHORT = declare("CB208", "too-few-items", Severity.ERROR,
         ground_truth:
           final_diagnosis: "Asthma exacerbation"
           differential: ["Asthma exacerbation", "Pneumothorax"]
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
-LANGUAGE = declare("CB301", "language-en", Severity.ERROR, "metadata.language must be en.", """
+LANGUAGE = declare(
+    "CB301",
+    "language-en",
+    Severity.ERROR,
+    "metadata.language must be en.",
+    """
     The MVP format holds English cases only (spec, section 5). Translations belong under
     `localization`.
 
@@ -154,11 +219,19 @@ LANGUAGE = declare("CB301", "language-en", Severity.ERROR, "metadata.language mu
 
         metadata:
           language: en
-    """, target="schema", family=_F)
+    """,
+    target="schema",
+    family=_F,
+)
 
 _KIND = {
-    "string": "text", "number": "a number", "integer": "a whole number", "float": "a number",
-    "boolean": "true or false", "dict": "a mapping of fields", "list": "a list",
+    "string": "text",
+    "number": "a number",
+    "integer": "a whole number",
+    "float": "a number",
+    "boolean": "true or false",
+    "dict": "a mapping of fields",
+    "list": "a list",
 }
 
 
@@ -250,28 +323,39 @@ class SchemaChecker:
             return self._not_allowed(path, where, error)
         if code in (cerr.EMPTY_NOT_ALLOWED.code, cerr.NOT_NULLABLE.code):
             return EMPTY, Finding(
-                path, f"`{where}` is empty",
+                path,
+                f"`{where}` is empty",
                 f"write {_description(node).rstrip('.').lower() or 'a value'}, "
                 "or remove the line if the field is optional",
             )
         if code == cerr.REGEX_MISMATCH.code:
-            return BAD_FORMAT, Finding(path, f"`{where}` is `{error.value}`, which is not valid "
-                                             f"here", _format_hint(field_name, node))
+            return BAD_FORMAT, Finding(
+                path,
+                f"`{where}` is `{error.value}`, which is not valid here",
+                _format_hint(field_name, node),
+            )
         if code in (cerr.MIN_VALUE.code, cerr.MAX_VALUE.code):
             side = "below the minimum" if code == cerr.MIN_VALUE.code else "above the maximum"
-            return OUT_OF_RANGE, Finding(path, f"`{where}` is {error.value}, {side} of "
-                                               f"{error.constraint}",
-                                         f"check the value: {_description(node)}")
+            return OUT_OF_RANGE, Finding(
+                path,
+                f"`{where}` is {error.value}, {side} of {error.constraint}",
+                f"check the value: {_description(node)}",
+            )
         if code in (cerr.MIN_LENGTH.code, cerr.MAX_LENGTH.code):
             if isinstance(error.value, str):
-                return TOO_SHORT, Finding(path, f"`{where}` is too short "
-                                                f"(at least {error.constraint} characters)",
-                                          _description(node))
-            return TOO_SHORT, Finding(path, f"`{where}` has {len(error.value)} items; at least "
-                                            f"{error.constraint} needed",
-                                      f"add at least {error.constraint}: {_description(node)}")
-        return WRONG_TYPE, Finding(path, f"`{where}`: {error.rule} {error.constraint!r} failed",
-                                   _description(node))
+                return TOO_SHORT, Finding(
+                    path,
+                    f"`{where}` is too short (at least {error.constraint} characters)",
+                    _description(node),
+                )
+            return TOO_SHORT, Finding(
+                path,
+                f"`{where}` has {len(error.value)} items; at least {error.constraint} needed",
+                f"add at least {error.constraint}: {_description(node)}",
+            )
+        return WRONG_TYPE, Finding(
+            path, f"`{where}`: {error.rule} {error.constraint!r} failed", _description(node)
+        )
 
     def _unknown(self, path: Path, field_name: str) -> tuple[Rule, Finding]:
         parent_node = schema_node(self.schema, path[:-1])
@@ -279,16 +363,23 @@ class SchemaChecker:
         parent = format_path(path[:-1])
         place = f"of `{parent}`" if parent else "at the top level"
         suggestion = did_you_mean(field_name, known)
-        hint = (f"rename it to `{suggestion.split('`')[1]}`" if suggestion
-                else f"remove it; the fields allowed here are: {', '.join(known)}")
+        hint = (
+            f"rename it to `{suggestion.split('`')[1]}`"
+            if suggestion
+            else f"remove it; the fields allowed here are: {', '.join(known)}"
+        )
         return UNKNOWN, Finding(
-            path, f"`{field_name}` is not a field {place}{suggestion}", hint, at_key=True,
+            path,
+            f"`{field_name}` is not a field {place}{suggestion}",
+            hint,
+            at_key=True,
         )
 
-    def _wrong_type(self, doc: Document, path: Path, where: str, node: dict[str, Any] | None,
-                    error: Any) -> tuple[Rule, Finding] | None:
+    def _wrong_type(
+        self, doc: Document, path: Path, where: str, node: dict[str, Any] | None, error: Any
+    ) -> tuple[Rule, Finding] | None:
         wanted = error.constraint if isinstance(error.constraint, list) else [error.constraint]
-        expected = " or ".join(_KIND.get(w, w) for w in wanted)
+        expected = " or ".join(_KIND.get(str(w), str(w)) for w in wanted)
         source = doc.plain_non_text.get(path)
         if source is not None and "string" in wanted:
             if _is_ambiguous_number(source):
@@ -300,7 +391,8 @@ class SchemaChecker:
                 f'put it in quotes: "{source}"',
             )
         return WRONG_TYPE, Finding(
-            path, f"`{where}` must be {expected}, but it is {describe(error.value)}",
+            path,
+            f"`{where}` must be {expected}, but it is {describe(error.value)}",
             _description(node) + (f" Example: {_example(node)}" if _example(node) else ""),
         )
 
@@ -308,8 +400,9 @@ class SchemaChecker:
         allowed = [str(a) for a in error.constraint]
         if path == ("metadata", "language"):
             return LANGUAGE, Finding(
-                path, f"the case language is `{error.value}`; casebank cases are written in "
-                      "English (`en`)",
+                path,
+                f"the case language is `{error.value}`; casebank cases are written in "
+                "English (`en`)",
                 "set `language: en`; translations belong under `localization`",
             )
         values = error.value if isinstance(error.value, list) else [error.value]
@@ -317,15 +410,18 @@ class SchemaChecker:
         shown = ", ".join(f"`{b}`" for b in bad) or f"`{error.value}`"
         suggestion = did_you_mean(bad[0], allowed) if bad else ""
         return NOT_ALLOWED, Finding(
-            path, f"`{where}` is {shown}, which is not allowed{suggestion}",
+            path,
+            f"`{where}` is {shown}, which is not allowed{suggestion}",
             f"use one of: {', '.join(allowed)}",
         )
 
 
 def _format_hint(field_name: str, node: dict[str, Any] | None) -> str:
     if field_name == "case_id":
-        return ("use lowercase letters and digits joined by single underscores, e.g. "
-                "chest_pain_001, and name the file the same")
+        return (
+            "use lowercase letters and digits joined by single underscores, e.g. "
+            "chest_pain_001, and name the file the same"
+        )
     if field_name == "loinc":
         return "a LOINC code is digits, a hyphen and one check digit, e.g. 2160-0"
     return _description(node)

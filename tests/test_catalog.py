@@ -1,0 +1,102 @@
+"""The catalog's own rules, and the catalog as a lookup."""
+
+from __future__ import annotations
+
+import pytest
+
+from casebank.catalog import build_catalog
+from casebank.check import Checker
+from casebank.loader import load_document
+from casebank.rules.catalog_entries import loinc_check_digit
+from conftest import TEST_CATALOG, line_of
+
+
+def catalog_found(text: str) -> list[tuple[str, str, int]]:
+    loaded = load_document("catalog.yaml", text.encode())
+    assert loaded.document is not None, loaded.problems
+    problems = Checker(build_catalog(loaded.document.data)).check_catalog(loaded.document)
+    return sorted((p.rule, p.path, p.line) for p in problems)
+
+
+def edit_catalog(old: str, new: str) -> str:
+    assert TEST_CATALOG.count(old) == 1, old
+    return TEST_CATALOG.replace(old, new)
+
+
+def test_the_test_catalog_is_clean() -> None:
+    assert catalog_found(TEST_CATALOG) == []
+
+
+def test_shipped_catalog_has_no_errors() -> None:
+    from conftest import FIXTURES
+
+    text = (FIXTURES.parent.parent / "catalog.yaml").read_text(encoding="utf-8")
+    assert [f for f in catalog_found(text)] == []
+
+
+def test_alias_clashing_with_another_name_case_insensitively() -> None:
+    text = edit_catalog('aliases: ["CBC", "FBC"]', 'aliases: ["CBC", "FBC", "hb"]')
+    # The later spelling is the one reported: "Hb" of Hemoglobin, after CBC's "hb".
+    assert catalog_found(text) == [("CB501", "tests[4].aliases[0]", line_of(text, '"Hb"'))]
+
+
+def test_alias_repeated_within_an_entry() -> None:
+    text = edit_catalog('aliases: ["CBC", "FBC"]', 'aliases: ["CBC", "cbc"]')
+    assert [r for r, _, _ in catalog_found(text)] == ["CB501"]
+
+
+@pytest.mark.parametrize(
+    ("code", "digit"),
+    [("2160", 0), ("718", 7), ("2823", 3), ("11524", 6), ("4548", 4), ("2345", 7)],
+)
+def test_loinc_check_digits_of_known_codes(code: str, digit: int) -> None:
+    assert loinc_check_digit(code) == digit
+
+
+def test_wrong_loinc_check_digit() -> None:
+    text = edit_catalog('loinc: "718-7"', 'loinc: "718-1"')
+    assert catalog_found(text) == [("CB502", "tests[4].loinc", line_of(text, "718-1"))]
+
+
+def test_malformed_loinc_is_a_format_error() -> None:
+    text = edit_catalog('loinc: "718-7"', 'loinc: "LP718"')
+    assert [r for r, _, _ in catalog_found(text)] == ["CB206"]
+
+
+def test_panel_component_must_be_a_catalog_test() -> None:
+    text = edit_catalog(
+        "components: [Hemoglobin, Platelet count]", "components: [Hemoglobin, Platelet counts]"
+    )
+    assert catalog_found(text) == [
+        ("CB503", "tests[3].components[1]", line_of(text, "Platelet counts"))
+    ]
+
+
+def test_panel_without_components() -> None:
+    text = edit_catalog("    components: [Hemoglobin, Platelet count]\n", "")
+    assert [r for r, _, _ in catalog_found(text)] == ["CB503"]
+
+
+def test_numeric_test_without_unit() -> None:
+    text = edit_catalog("    unit: mmol/L\n", "")
+    assert [r for r, _, _ in catalog_found(text)] == ["CB504"]
+
+
+def test_canonical_unit_outside_accepted_units() -> None:
+    text = edit_catalog("    unit: g/dL\n", "    unit: mg/dL\n")
+    assert [r for r, _, _ in catalog_found(text)] == ["CB504"]
+
+
+def test_catalog_schema_errors_are_positioned() -> None:
+    text = edit_catalog("    category: imaging\n", "    category: radiology\n")
+    assert catalog_found(text) == [("CB204", "tests[9].category", line_of(text, "radiology"))]
+
+
+def test_resolution_is_case_and_space_insensitive() -> None:
+    loaded = load_document("catalog.yaml", TEST_CATALOG.encode())
+    assert loaded.document is not None
+    catalog = build_catalog(loaded.document.data)
+    test = catalog.resolve("  complete   BLOOD count ")
+    assert test is not None and test.name == "Complete blood count"
+    assert catalog.resolve("fbc") is test
+    assert catalog.suggest_test("Troponine") == "Troponin"

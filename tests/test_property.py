@@ -1,0 +1,163 @@
+"""Whatever bytes a contributor pushes, validation reports and exits 0 or 1: never a traceback,
+never exit 2, never a hang."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from casebank.cli import main
+from conftest import TEST_CATALOG, VALID_CASE
+
+BASE: dict[str, Any] = yaml.safe_load(VALID_CASE)
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=10), inner, max_size=4)
+    ),
+    max_leaves=10,
+)
+
+YAML_FRAGMENTS = [
+    "a:",
+    "b: ",
+    " - ",
+    "- ",
+    "&x ",
+    "*x",
+    "---\n",
+    "...\n",
+    "!!python/object ",
+    "!!binary ",
+    "[",
+    "]",
+    "{",
+    "}",
+    "'",
+    '"',
+    "\n",
+    "  ",
+    "\t",
+    "no",
+    "054",
+    "12:30",
+    ": ",
+    "#",
+    "? ",
+    "|\n",
+    ">\n",
+    ".inf",
+    "~",
+    "case_id: ",
+    "\\",
+    "\ufeff",
+    "µ",
+    "–",
+]
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            found += _paths(value, (*prefix, i))
+    return found
+
+
+@st.composite
+def mutated_cases(draw: st.DrawFn) -> str:
+    data = copy.deepcopy(BASE)
+    for _ in range(draw(st.integers(1, 4))):
+        paths = [p for p in _paths(data) if p]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent: Any = data
+        for part in path[:-1]:
+            parent = parent[part]
+        action = draw(st.sampled_from(["delete", "replace", "add"]))
+        if action == "delete":
+            del parent[path[-1]]
+        elif action == "replace":
+            parent[path[-1]] = draw(json_values)
+        elif isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=12))] = draw(json_values)
+        else:
+            parent.append(draw(json_values))
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
+
+
+def _repo(tmp_path_factory: Any = None) -> Path:
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="casebank-prop-"))
+    (root / "cases").mkdir()
+    (root / "catalog.yaml").write_text(TEST_CATALOG, encoding="utf-8")
+    return root
+
+
+ROOT = _repo()
+
+
+def validate_bytes(raw: bytes, name: str = "valid_case.yaml") -> None:
+    target = ROOT / "cases" / name
+    for old in (ROOT / "cases").iterdir():
+        old.unlink()
+    target.write_bytes(raw)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["validate", "--root", str(ROOT), "--format", "json"])
+    assert code in (0, 1), err.getvalue()
+    payload = json.loads(out.getvalue())
+    assert payload["files_checked"] == 2
+    if code == 1:
+        assert payload["problems"], "exit 1 must come with a report"
+    for problem in payload["problems"]:
+        assert problem["line"] >= 1 and problem["column"] >= 1
+        assert problem["message"] and problem["rule"].startswith("CB")
+
+
+SETTINGS = settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(mutated_cases())
+def test_mutated_cases_always_get_a_report(text: str) -> None:
+    validate_bytes(text.encode("utf-8"))
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(YAML_FRAGMENTS), max_size=40).map("".join))
+def test_yaml_shaped_noise_always_gets_a_report(text: str) -> None:
+    validate_bytes(text.encode("utf-8"))
+
+
+@SETTINGS
+@given(st.binary(max_size=300))
+def test_arbitrary_bytes_always_get_a_report(raw: bytes) -> None:
+    validate_bytes(raw)
+
+
+@SETTINGS
+@given(st.one_of(st.binary(max_size=200), json_values.map(json.dumps).map(str.encode)))
+def test_arbitrary_json_files_always_get_a_report(raw: bytes) -> None:
+    validate_bytes(raw, name="valid_case.json")
