@@ -62,8 +62,6 @@ def docs(session: nox.Session) -> None:
     """Regenerate docs/rules.md, docs/schema.md and the JSON Schema from the code."""
     session.install(".")
     session.run("casebank", "schema", "--write")
-    with open("docs/rules.md", "w", encoding="utf-8") as out:
-        session.run("casebank", "rules", "--format", "markdown", stdout=out)
 
 
 @nox.session

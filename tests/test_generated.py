@@ -19,3 +19,23 @@ def test_every_rule_documents_a_bad_and_a_good_example() -> None:
 
     for rule in all_rules():
         assert "Bad" in rule.doc and "Good" in rule.doc, rule.code
+
+
+def test_generated_files_are_current() -> None:
+    from casebank.commands.schema import generated_files
+
+    for relative, content in generated_files(ROOT).items():
+        committed = (ROOT / relative).read_text(encoding="utf-8")
+        assert committed == content, f"{relative} is stale: run `nox -s docs` and commit"
+
+
+def test_schema_check_fails_on_drift(tmp_path: Path) -> None:
+    import shutil
+
+    from casebank.cli import main
+
+    shutil.copy(ROOT / "catalog.yaml", tmp_path / "catalog.yaml")
+    assert main(["schema", "--root", str(tmp_path), "--write"]) == 0
+    assert main(["schema", "--root", str(tmp_path), "--check"]) == 0
+    (tmp_path / "docs" / "schema.md").write_text("edited by hand\n", encoding="utf-8")
+    assert main(["schema", "--root", str(tmp_path), "--check"]) == 1

@@ -17,6 +17,7 @@ from casebank.problem import Problem, Severity, format_path
 from casebank.rules import all_rules
 from casebank.rules.acknowledgements import STALE_ACK
 from casebank.rules.base import CaseContext, Finding, Rule, case_rules, catalog_rules
+from casebank.rules.placeholders import PLACEHOLDER
 from casebank.rules.schema import SchemaChecker
 from casebank.schema import CASE_SCHEMA, CATALOG_SCHEMA
 
@@ -62,7 +63,7 @@ class Checker:
         for rule in self.rules:
             assert rule.check is not None
             found.extend(problem(rule, finding, doc) for finding in rule.check(ctx))
-        return apply_acknowledgements(doc, found)
+        return apply_acknowledgements(doc, outrank_by_placeholders(found))
 
     def check_catalog(self, doc: Document) -> list[Problem]:
         found = [problem(rule, finding, doc) for rule, finding in self.catalog_schema.check(doc)]
@@ -74,6 +75,14 @@ class Checker:
 
 # The schema asks for the same; an acknowledgement without a real reason hides nothing.
 MIN_REASON = 20
+
+
+def outrank_by_placeholders(found: list[Problem]) -> list[Problem]:
+    """Where a field is still a placeholder, that is the one thing to say about it."""
+    blanks = {p.path for p in found if p.rule == PLACEHOLDER.code}
+    if not blanks:
+        return found
+    return [p for p in found if p.rule == PLACEHOLDER.code or p.path not in blanks]
 
 
 def _acknowledgements(doc: Document) -> list[tuple[int, dict[str, Any]]]:

@@ -8,6 +8,7 @@ from casebank.rules import (  # noqa: F401  (imported for their registrations)
     content,
     identity,
     loading,
+    placeholders,
     references,
     results,
     schema,

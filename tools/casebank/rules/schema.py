@@ -322,11 +322,10 @@ class SchemaChecker:
         if code in (cerr.UNALLOWED_VALUE.code, cerr.UNALLOWED_VALUES.code):
             return self._not_allowed(path, where, error)
         if code in (cerr.EMPTY_NOT_ALLOWED.code, cerr.NOT_NULLABLE.code):
+            wanted = _description(node).rstrip(".") or "a value"
+            optional = "" if (node or {}).get("required") else ", or remove the line"
             return EMPTY, Finding(
-                path,
-                f"`{where}` is empty",
-                f"write {_description(node).rstrip('.').lower() or 'a value'}, "
-                "or remove the line if the field is optional",
+                path, f"`{where}` is empty", f"write {wanted[0].lower()}{wanted[1:]}{optional}"
             )
         if code == cerr.REGEX_MISMATCH.code:
             return BAD_FORMAT, Finding(

@@ -1,0 +1,65 @@
+"""Placeholders: text that `casebank new` wrote and nobody has filled in yet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from casebank.problem import Path, Severity
+from casebank.rules.base import CaseContext, Finding, Rule, case_rule, rule_named
+
+MARKER = "TODO"
+
+
+def is_placeholder(value: Any) -> bool:
+    return isinstance(value, str) and value.lstrip().startswith(MARKER)
+
+
+def _walk(value: Any, path: Path) -> Iterator[tuple[Path, str, bool]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if is_placeholder(key):
+                yield (*path, key), key, True
+            yield from _walk(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _walk(item, (*path, i))
+    elif is_placeholder(value):
+        yield path, value, False
+
+
+@case_rule(
+    "CB418",
+    "placeholder",
+    Severity.ERROR,
+    "Text still holding a `TODO` placeholder from `casebank new`.",
+)
+def check_placeholders(ctx: CaseContext) -> Iterator[Finding]:
+    """`casebank new` writes a TODO placeholder in every field to fill in; validation points at
+    each one left. A placeholder outranks any other problem at the same field, so a new case
+    reports each blank once.
+
+    Bad:
+
+        metadata:
+          title: "TODO: short title"
+
+    Good:
+
+        metadata:
+          title: "Acute chest pain in a smoker"
+    """
+    for path, text, is_key in _walk(ctx.data, ()):
+        what = "name" if is_key else "text"
+        shown = " ".join(text.split())
+        yield Finding(
+            path,
+            f"this {what} is still a placeholder: `{shown}`",
+            "replace it with the real content (the placeholder says what belongs here)",
+            at_key=is_key,
+        )
+
+
+_rule: Rule | None = rule_named("placeholder")
+assert _rule is not None
+PLACEHOLDER: Rule = _rule
