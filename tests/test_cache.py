@@ -1,0 +1,209 @@
+"""The cache and the worker pool change how fast validation is, never what it reports."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import casebank.cache
+import casebank.validate
+from casebank.cache import CACHE_DIR, CACHE_FILE
+from casebank.cli import main
+from conftest import VALID_CASE, RepoMaker, edit
+
+WITH_ERROR = edit("  age: 54", "  age: fifty").replace("case_id: valid_case", "case_id: broken")
+WITH_WARNING = edit("tags: [chest_pain, cardiology]", "tags: [chestpain]").replace(
+    "case_id: valid_case", "case_id: warned"
+)
+ACKNOWLEDGED = edit(
+    "with sweating and nausea.", "with sweating and nausea. He fears a STEMI."
+).replace("case_id: valid_case", "case_id: acked") + (
+    "acknowledged_warnings:\n  - rule: CB408\n"
+    '    reason: "He had a STEMI before and says so; that is realistic."\n'
+)
+CASES = {
+    "valid_case.yaml": VALID_CASE,
+    "broken.yaml": WITH_ERROR,
+    "warned.yaml": WITH_WARNING,
+    "acked.yaml": ACKNOWLEDGED,
+}
+
+
+def report(root: Path, *extra: str) -> tuple[int, dict[str, object]]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["validate", "--root", str(root), "--format", "json", *extra])
+    return code, json.loads(out.getvalue())
+
+
+def test_cached_and_uncached_runs_report_the_same(make_repo: RepoMaker) -> None:
+    root = make_repo(CASES)
+    uncached = report(root, "--no-cache")
+    assert not (root / CACHE_DIR).exists(), "--no-cache must not write a cache"
+    cold = report(root)
+    assert (root / CACHE_DIR / CACHE_FILE).is_file()
+    warm = report(root)
+    assert uncached == cold == warm
+    assert uncached[0] == 1 and len(uncached[1]["problems"]) == 2  # type: ignore[arg-type]
+
+
+def test_a_warm_run_really_uses_the_cache(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(CASES)
+    report(root)
+
+    def must_not_run(*_: object) -> None:
+        raise AssertionError("a warm run with nothing changed must not check any file")
+
+    monkeypatch.setattr(casebank.validate, "check_case_bytes", must_not_run)
+    assert report(root) == report(root)
+
+
+def test_an_edited_file_is_checked_again(make_repo: RepoMaker) -> None:
+    root = make_repo(CASES)
+    report(root)
+    (root / "cases" / "valid_case.yaml").write_text(
+        edit("  age: 54", "  age: 230"), encoding="utf-8"
+    )
+    assert report(root) == report(root, "--no-cache")
+    assert "CB207" in json.dumps(report(root)[1])
+
+
+def test_a_catalog_change_invalidates_every_entry(make_repo: RepoMaker) -> None:
+    root = make_repo(CASES)
+    assert report(root)[0] == 1
+    catalog = (root / "catalog.yaml").read_text(encoding="utf-8")
+    (root / "catalog.yaml").write_text(
+        catalog.replace("  - name: Troponin\n", "  - name: Troponin T\n"), encoding="utf-8"
+    )
+    after = report(root)
+    assert after == report(root, "--no-cache")
+    assert "CB304" in json.dumps(after[1])  # `Troponin` is no longer a catalog name
+
+
+def test_a_tool_upgrade_invalidates_the_cache(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_repo(CASES)
+    truth = report(root, "--no-cache")
+    report(root)
+    # Forge a cache that hides every problem, as an older casebank with a weaker rule might
+    # have written; under the same fingerprint it would be believed...
+    path = root / CACHE_DIR / CACHE_FILE
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored["entries"] = {k: [[], []] for k in stored["entries"]}
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    assert report(root)[1]["problems"] == []
+    # ...but a different tool version or source is a different fingerprint: nothing is reused.
+    monkeypatch.setattr(casebank, "__version__", "99.0.0")
+    assert report(root) == truth
+    monkeypatch.undo()
+    monkeypatch.setattr(casebank.cache, "_source_digest", lambda: "edited rules")
+    path.write_text(json.dumps(stored), encoding="utf-8")
+    assert report(root) == truth
+
+
+@pytest.mark.parametrize("garbage", [b"", b"{", b"[]", b'{"format": 1, "key": 3}', b"\xff"])
+def test_a_corrupt_cache_is_ignored(make_repo: RepoMaker, garbage: bytes) -> None:
+    root = make_repo(CASES)
+    truth = report(root, "--no-cache")
+    (root / CACHE_DIR).mkdir()
+    (root / CACHE_DIR / CACHE_FILE).write_bytes(garbage)
+    assert report(root) == truth
+
+
+def test_worker_processes_report_the_same(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many = {
+        f"case_{i:03d}.yaml": (WITH_ERROR if i % 7 == 0 else VALID_CASE).replace(
+            "case_id: broken" if i % 7 == 0 else "case_id: valid_case", f"case_id: case_{i:03d}"
+        )
+        for i in range(40)
+    }
+    root = make_repo(many)
+    monkeypatch.setattr(casebank.validate, "PARALLEL_MIN", 1)
+    serial = report(root, "--no-cache", "--jobs", "1")
+    parallel = report(root, "--no-cache", "--jobs", "2")
+    assert serial == parallel and serial[0] == 1
+
+
+def test_jobs_must_be_positive(make_repo: RepoMaker) -> None:
+    assert main(["validate", "--root", str(make_repo()), "--jobs", "0"]) == 2
+
+
+# --- --changed-since ----------------------------------------------------------------------
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", *args], cwd=root, check=True, capture_output=True, env={**os.environ, **GIT_ENV}
+    )
+
+
+def committed_repo(make_repo: RepoMaker) -> Path:
+    root = make_repo(
+        {
+            f"case_{i}.yaml": VALID_CASE.replace("case_id: valid_case", f"case_id: case_{i}")
+            for i in range(5)
+        }
+    )
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    return root
+
+
+def test_changed_since_checks_only_changed_and_new_cases(make_repo: RepoMaker) -> None:
+    root = committed_repo(make_repo)
+    (root / "cases" / "case_1.yaml").write_text(
+        edit("  age: 54", "  age: fifty").replace("case_id: valid_case", "case_id: case_1"),
+        encoding="utf-8",
+    )
+    (root / "cases" / "case_9.yaml").write_text(
+        VALID_CASE.replace("case_id: valid_case", "case_id: case_9"), encoding="utf-8"
+    )
+    (root / "cases" / "case_2.yaml").unlink()
+    code, payload = report(root, "--changed-since", "HEAD")
+    assert code == 1
+    assert payload["files_checked"] == 2
+    assert {p["file"] for p in payload["problems"]} == {"cases/case_1.yaml"}  # type: ignore
+
+
+def test_changed_since_checks_everything_when_the_catalog_changed(make_repo: RepoMaker) -> None:
+    root = committed_repo(make_repo)
+    with (root / "catalog.yaml").open("a", encoding="utf-8") as catalog:
+        catalog.write(
+            "  - name: Serum lactate\n    category: laboratory\n"
+            "    result_types: [lab_value]\n    unit: mmol/L\n"
+        )
+    code, payload = report(root, "--changed-since", "HEAD")
+    assert (code, payload["files_checked"]) == (0, 6)
+
+
+def test_changed_since_with_nothing_changed(make_repo: RepoMaker) -> None:
+    root = committed_repo(make_repo)
+    assert report(root, "--changed-since", "HEAD") == (0, {"files_checked": 0, "problems": []})
+
+
+def test_changed_since_an_unknown_revision_is_a_usage_error(make_repo: RepoMaker) -> None:
+    root = committed_repo(make_repo)
+    assert main(["validate", "--root", str(root), "--changed-since", "no-such-rev"]) == 2

@@ -1,0 +1,121 @@
+"""A validation cache that can never hide a problem.
+
+Each file's problems are stored under the SHA-256 of its repository path and its bytes; the whole
+cache is keyed by a fingerprint of everything else that decides what a file's problems are: the
+casebank source code itself (so a tool upgrade, or any local edit of a rule, starts afresh), the
+schema, the catalog's bytes, and the Python version. Repository-wide checks (duplicate ids) are
+never cached. The cache lives in ``.casebank-cache/`` (git-ignored), is written atomically, and a
+missing, corrupt or foreign cache file is simply treated as empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from casebank.problem import Problem
+
+CACHE_DIR = ".casebank-cache"
+CACHE_FILE = "validate.json"
+FORMAT = 1
+
+
+def _source_digest() -> str:
+    """SHA-256 of casebank's own source files, in a fixed order."""
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fingerprint(catalog_bytes: bytes | None) -> str:
+    from casebank import __version__
+    from casebank.schema import schema_fingerprint
+
+    digest = hashlib.sha256()
+    for part in (
+        str(FORMAT),
+        __version__,
+        _source_digest(),
+        schema_fingerprint(),
+        sys.version,
+        hashlib.sha256(catalog_bytes or b"").hexdigest(),
+    ):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def entry_key(relative: str, raw: bytes) -> str:
+    return hashlib.sha256(relative.encode() + b"\0" + raw).hexdigest()
+
+
+Entry = tuple[list[Problem], list[Problem]]
+
+
+@dataclass
+class Cache:
+    root: Path
+    key: str
+    entries: dict[str, Entry] = field(default_factory=dict)
+    fresh: dict[str, Entry] = field(default_factory=dict)  # what this run saw, to save
+    changed: bool = False
+
+    @classmethod
+    def open(cls, root: Path, key: str) -> Cache:
+        cache = cls(root, key)
+        try:
+            stored = json.loads((root / CACHE_DIR / CACHE_FILE).read_text(encoding="utf-8"))
+            if stored.get("format") == FORMAT and stored.get("key") == key:
+                cache.entries = {k: _decode(v) for k, v in stored["entries"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            cache.entries = {}  # no cache, or one we cannot trust: start afresh
+        return cache
+
+    def get(self, key: str) -> Entry | None:
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.fresh[key] = hit
+        return hit
+
+    def put(self, key: str, entry: Entry) -> None:
+        self.fresh[key] = entry
+        self.changed = True
+
+    def save(self) -> None:
+        """Keep only the entries this run used, so the cache never grows without bound."""
+        if not self.changed and len(self.fresh) == len(self.entries):
+            return
+        folder = self.root / CACHE_DIR
+        try:
+            folder.mkdir(exist_ok=True)
+            payload = {
+                "format": FORMAT,
+                "key": self.key,
+                "entries": {k: _encode(v) for k, v in self.fresh.items()},
+            }
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".validate.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump(payload, out, ensure_ascii=False, separators=(",", ":"))
+            os.replace(tmp, folder / CACHE_FILE)
+        except OSError:
+            pass  # a read-only checkout still validates; it just does not remember
+
+
+def _encode(entry: Entry) -> list[list[dict[str, object]]]:
+    return [[{**p.to_dict(), "name": p.name} for p in group] for group in entry]
+
+
+def _decode(raw: list[list[dict[str, object]]]) -> Entry:
+    problems, acknowledged = (
+        [Problem.from_dict(p, name=str(p.get("name", ""))) for p in group] for group in raw
+    )
+    return problems, acknowledged
