@@ -46,7 +46,7 @@ def _type_check(names: list[str]) -> Check:
     table: dict[str, Check] = {
         "string": lambda v: isinstance(v, str),
         "number": is_number,
-        "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "integer": lambda v: isinstance(v, int),  # Cerberus: booleans are integers, not numbers
         "float": lambda v: isinstance(v, float),
         "boolean": lambda v: isinstance(v, bool),
         "dict": lambda v: isinstance(v, Mapping),
