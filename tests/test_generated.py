@@ -39,3 +39,10 @@ def test_schema_check_fails_on_drift(tmp_path: Path) -> None:
     assert main(["schema", "--root", str(tmp_path), "--check"]) == 0
     (tmp_path / "docs" / "schema.md").write_text("edited by hand\n", encoding="utf-8")
     assert main(["schema", "--root", str(tmp_path), "--check"]) == 1
+
+
+def test_readme_coverage_table_is_current() -> None:
+    from casebank.commands.coverage import README, readme_with_table
+
+    committed = (ROOT / README).read_text(encoding="utf-8")
+    assert committed == readme_with_table(ROOT), "run `casebank coverage --write` and commit"
