@@ -80,6 +80,11 @@ scoring:
 """
 
 
+def case_template(case_id: str) -> str:
+    """A new case's text; also committed as docs/case-template.yaml for the web editor."""
+    return TEMPLATE.format(case_id=case_id, path=f"{CASES_DIR}/{case_id}.yaml")
+
+
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "case_id",
@@ -106,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         )
     folder.mkdir(exist_ok=True)
     relative = f"{CASES_DIR}/{case_id}.yaml"
-    content = TEMPLATE.format(case_id=case_id, path=relative)
+    content = case_template(case_id)
     # O_EXCL: never overwrite a file that appeared since the check above.
     fd = os.open(root / relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as out:

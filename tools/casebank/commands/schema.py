@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from casebank.commands.new import case_template
 from casebank.docs import rules_markdown, schema_markdown
 from casebank.errors import CasebankError
 from casebank.jsonschema import case_json_schema, render
@@ -15,6 +16,7 @@ from casebank.validate import check_catalog
 HELP = "Print the JSON Schema for case files; --write or --check the generated files."
 
 JSON_SCHEMA_FILE = "schema/case.schema.json"
+TEMPLATE_FILE = "docs/case-template.yaml"
 SCHEMA_DOC_FILE = "docs/schema.md"
 RULES_DOC_FILE = "docs/rules.md"
 
@@ -41,6 +43,7 @@ def generated_files(root: Path) -> dict[str, str]:
         JSON_SCHEMA_FILE: render(case_json_schema(catalog)),
         SCHEMA_DOC_FILE: schema_markdown(),
         RULES_DOC_FILE: rules_markdown(),
+        TEMPLATE_FILE: case_template("your_case_id_001"),
     }
 
 

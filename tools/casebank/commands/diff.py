@@ -1,0 +1,138 @@
+"""`casebank diff [BASE [HEAD]]`: what changed in the cases, field by field, for reviewers.
+
+BASE defaults to the merge base with the main branch (on a pull request under GitHub Actions,
+with its target branch); HEAD defaults to the working tree. Each side is read in one pass: the
+working tree from disk, a revision with one ``ls-tree`` and one batched ``cat-file``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from casebank import git
+from casebank.canonical import sha256_hex
+from casebank.diff import CaseState, diff_cases, render_markdown, render_text
+from casebank.errors import CasebankError, UsageError
+from casebank.loader import load_document
+from casebank.release import latest_entries, previous_manifests
+from casebank.repo import CASES_DIR, case_files, case_id_from_path, find_root, is_case_path
+
+HELP = "Show what changed in the cases between two revisions, field by field."
+
+ATTACHMENTS = "attachments"
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "base",
+        nargs="?",
+        metavar="BASE",
+        help="revision to compare from (default: merge base with main)",
+    )
+    parser.add_argument(
+        "head", nargs="?", metavar="HEAD", help="revision to compare to (default: the working tree)"
+    )
+    parser.add_argument("--root", type=Path, help="repository root")
+    parser.add_argument("--format", choices=["text", "markdown"], default="text")
+
+
+def _state(relative: str, raw: bytes, attachments: dict[str, str]) -> CaseState:
+    loaded = load_document(relative, raw)
+    if loaded.document is None:
+        problem = loaded.problems[0]
+        return CaseState(
+            relative, None, attachments, f"line {problem.line}: {problem.message} [{problem.rule}]"
+        )
+    return CaseState(relative, loaded.document.data, attachments)
+
+
+def _attachment_of(relative: str) -> tuple[str, str] | None:
+    """(case_id, path below attachments/) for ``cases/<id>/attachments/<path>``."""
+    parts = PurePosixPath(relative).parts
+    if len(parts) >= 4 and parts[0] == CASES_DIR and parts[2] == ATTACHMENTS:
+        return parts[1], "/".join(parts[3:])
+    return None
+
+
+def worktree_cases(root: Path) -> dict[str, CaseState]:
+    attachments: dict[str, dict[str, str]] = {}
+    folder = root / CASES_DIR
+    for path in folder.glob(f"*/{ATTACHMENTS}/**/*") if folder.is_dir() else []:
+        found = _attachment_of(path.relative_to(root).as_posix()) if path.is_file() else None
+        if found:
+            attachments.setdefault(found[0], {})[found[1]] = sha256_hex(path.read_bytes())
+    return {
+        case_id_from_path(rel): _state(
+            rel, (root / rel).read_bytes(), attachments.get(case_id_from_path(rel), {})
+        )
+        for rel in case_files(root)
+    }
+
+
+def revision_cases(root: Path, commit: str) -> dict[str, CaseState]:
+    entries = [e for e in git.list_tree(root, commit, CASES_DIR) if e.object_type == "blob"]
+    cases = {e.oid: e.path for e in entries if is_case_path(e.path)}
+    attached = {e.oid: e.path for e in entries if _attachment_of(e.path)}
+    blobs = dict(git.read_blobs(root, _unique([*cases, *attached])))
+    attachments: dict[str, dict[str, str]] = {}
+    for oid, path in attached.items():
+        found = _attachment_of(path)
+        assert found is not None
+        attachments.setdefault(found[0], {})[found[1]] = sha256_hex(blobs[oid])
+    states = {}
+    for entry in entries:
+        if is_case_path(entry.path):
+            case_id = case_id_from_path(entry.path)
+            states[case_id] = _state(entry.path, blobs[entry.oid], attachments.get(case_id, {}))
+    return states
+
+
+def _unique(oids: list[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for oid in oids:
+        if oid not in seen:
+            seen.add(oid)
+            yield oid
+
+
+def _commit(root: Path, rev: str) -> str:
+    commit = git.resolve_commit(root, rev)
+    if commit is None:
+        raise UsageError(f"`{rev}` is not a revision in this repository")
+    return commit
+
+
+def default_base(root: Path) -> str:
+    """The merge base of HEAD with the branch changes are meant for."""
+    target = os.environ.get("GITHUB_BASE_REF")
+    candidates = [f"origin/{target}", target] if target else ["main", "origin/main", "master"]
+    for candidate in candidates:
+        if candidate and git.resolve_commit(root, candidate):
+            out = git.run(root, ["merge-base", "HEAD", candidate]).decode().strip()
+            if out:
+                return out
+    raise CasebankError(
+        "cannot find the main branch to compare with",
+        "name the revision to compare from: `casebank diff BASE`",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    root = find_root(args.root)
+    git.check_repository(root)
+    base = _commit(root, args.base) if args.base else default_base(root)
+    head = _commit(root, args.head) if args.head else None
+    old = revision_cases(root, base)
+    new = revision_cases(root, head) if head else worktree_cases(root)
+    released = latest_entries(previous_manifests(root, head or "HEAD"))
+    title = (
+        f"casebank diff {(args.base or 'merge base')} ({base[:12]}) → "
+        f"{args.head + ' (' + head[:12] + ')' if head and args.head else 'working tree'}"
+    )
+    render = render_markdown if args.format == "markdown" else render_text
+    sys.stdout.write(render(diff_cases(old, new, released), title))
+    return 0
