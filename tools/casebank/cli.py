@@ -50,18 +50,18 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _available_commands() -> dict[str, Command]:
-    found: dict[str, Command] = {}
-    for name, module in COMMANDS.items():
-        try:
-            found[name] = cast(Command, importlib.import_module(f"casebank.commands.{module}"))
-        except ModuleNotFoundError as exc:
-            if exc.name != f"casebank.commands.{module}":
-                raise
-    return found
+def _load(name: str) -> Command | None:
+    module = f"casebank.commands.{COMMANDS[name]}"
+    try:
+        return cast(Command, importlib.import_module(module))
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        return None
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; only the command being run is imported (a command's imports cost time)."""
     parser = _Parser(
         prog="casebank",
         description="Validate clinical cases and cut reproducible, versioned dataset releases.",
@@ -69,7 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"casebank {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, command in _available_commands().items():
+    words = [a for a in (argv or []) if not a.startswith("-")]
+    wanted = [words[0]] if words and words[0] in COMMANDS else list(COMMANDS)
+    for name in wanted:
+        command = _load(name)
+        if command is None:
+            continue
         command_parser = sub.add_parser(name, help=command.HELP, description=command.HELP)
         command_parser.set_defaults(_run=command.run)
         command.register(command_parser)
@@ -79,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run casebank; return the exit code instead of exiting, so tests can call it."""
     try:
-        args = build_parser().parse_args(argv)
+        arguments = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser(arguments).parse_args(arguments)
         code: int = args._run(args)
         return code
     except UsageError as exc:

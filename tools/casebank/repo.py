@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+import os
+from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
 
@@ -30,27 +31,28 @@ def find_root(explicit: Path | None = None, start: Path | None = None) -> Path:
 
 def is_case_path(relative: str) -> bool:
     """True for ``cases/<case_id>.<yaml|yml|json>`` (attachments and nested files are not cases)."""
-    parts = PurePosixPath(relative).parts
+    folder, slash, name = relative.partition("/")
     return (
-        len(parts) == 2
-        and parts[0] == CASES_DIR
-        and parts[1].lower().endswith(CASE_SUFFIXES)
-        and not parts[1].startswith(".")
+        folder == CASES_DIR
+        and slash == "/"
+        and "/" not in name
+        and not name.startswith(".")
+        and name.lower().endswith(CASE_SUFFIXES)
     )
 
 
 def case_id_from_path(relative: str) -> str:
     """The case id a file name promises: ``cases/chest_pain_001.yaml`` -> ``chest_pain_001``."""
-    name = PurePosixPath(relative).name
-    return name.rsplit(".", 1)[0]
+    return relative.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def case_files(root: Path) -> list[str]:
     """Repository-relative POSIX paths of every case file, sorted."""
-    folder = root / CASES_DIR
-    if not folder.is_dir():
+    try:
+        entries = list(os.scandir(root / CASES_DIR))
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    found = [f"{CASES_DIR}/{p.name}" for p in folder.iterdir() if p.is_file()]
+    found = (f"{CASES_DIR}/{e.name}" for e in entries if e.is_file())
     return sorted(p for p in found if is_case_path(p))
 
 

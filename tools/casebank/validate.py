@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from casebank.cache import Cache, Entry, entry_key, fingerprint
 from casebank.catalog import Catalog, build_catalog
-from casebank.check import Checker
 from casebank.errors import UsageError
-from casebank.loader import LOADER_RULES, Document, load_document
+from casebank.loader import LOADER_RULES, load_document
 from casebank.problem import Problem, Result, Severity
 from casebank.repo import (
     CASE_SUFFIXES,
@@ -23,7 +21,9 @@ from casebank.repo import (
     is_case_path,
     relative_to_root,
 )
-from casebank.rules.identity import DUPLICATE_CASE_ID
+
+if TYPE_CHECKING:  # the checker (and Cerberus) is imported only when a file must be checked
+    from casebank.check import Checker
 
 
 @dataclass
@@ -57,22 +57,35 @@ def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
         )
 
 
-def load_catalog(root: Path) -> tuple[Document | None, list[Problem]]:
+def check_catalog(root: Path) -> LoadedCatalog:
+    """Load and check catalog.yaml. A refused catalog yields no Catalog (catalog rules skip)."""
     raw, unreadable = read_file(root, CATALOG_FILE)
     if raw is None:
         assert unreadable is not None
-        return None, [unreadable]
+        return LoadedCatalog(None, [unreadable])
+    return check_catalog_bytes(raw)
+
+
+def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
+    from casebank.check import Checker
+
     loaded = load_document(CATALOG_FILE, raw)
-    return loaded.document, loaded.problems
+    if loaded.document is None:
+        return LoadedCatalog(None, loaded.problems)
+    catalog = build_catalog(loaded.document.data)
+    return LoadedCatalog(
+        catalog, [*loaded.problems, *Checker(catalog).check_catalog(loaded.document)]
+    )
 
 
-def check_catalog(root: Path) -> LoadedCatalog:
-    """Load and check catalog.yaml. A refused catalog yields no Catalog (catalog rules skip)."""
-    doc, problems = load_catalog(root)
-    if doc is None:
-        return LoadedCatalog(None, problems)
-    catalog = build_catalog(doc.data)
-    return LoadedCatalog(catalog, [*problems, *Checker(catalog).check_catalog(doc)])
+def build_catalog_bytes(raw: bytes | None) -> Catalog | None:
+    """The catalog as a lookup, without checking it (that result may come from the cache)."""
+    loaded = load_document(CATALOG_FILE, raw) if raw is not None else None
+    return build_catalog(loaded.document.data) if loaded and loaded.document else None
+
+
+# Loader problems that refuse a file (ambiguous-number is reported but the file still loads).
+REFUSALS = {rule.code for rule in LOADER_RULES.values()} - {LOADER_RULES["ambiguous-number"].code}
 
 
 def select_paths(
@@ -132,20 +145,21 @@ def validate_files(
     jobs: int | None = None,
 ) -> Validation:
     result = Validation()
-    loaded = check_catalog(root)
-    if with_catalog or loaded.catalog is None:
+    catalog_raw, unreadable = read_file(root, CATALOG_FILE)
+    cache = Cache.open(root, fingerprint(catalog_raw)) if use_cache else None
+    catalog_problems = _catalog_problems(cache, catalog_raw, unreadable)
+    refused = catalog_raw is None or any(p.rule in REFUSALS for p in catalog_problems)
+    if with_catalog or refused:
         # A refused catalog is always reported: without it, case checks are incomplete.
         result.files_checked += 1 if with_catalog else 0
-        result.extend(loaded.problems)
-    catalog_raw, _ = read_file(root, CATALOG_FILE)
-    cache = Cache.open(root, fingerprint(catalog_raw)) if use_cache else None
+        result.extend(catalog_problems)
     pending: list[tuple[str, bytes, str]] = []
     for relative in files:
         result.files_checked += 1
-        raw, unreadable = read_file(root, relative)
+        raw, unreadable_case = read_file(root, relative)
         if raw is None:
-            assert unreadable is not None
-            result.extend([unreadable])
+            assert unreadable_case is not None
+            result.extend([unreadable_case])
             continue
         key = entry_key(relative, raw)
         hit = cache.get(key) if cache is not None else None
@@ -154,21 +168,41 @@ def validate_files(
         else:
             result.extend(hit[0])
             result.acknowledged.extend(hit[1])
-    for (_, _, key), entry in zip(pending, check_all(loaded.catalog, pending, jobs), strict=True):
-        result.extend(entry[0])
-        result.acknowledged.extend(entry[1])
-        if cache is not None:
-            cache.put(key, entry)
+    if pending:  # only now is the catalog needed as a lookup, and Cerberus at all
+        catalog = None if refused else build_catalog_bytes(catalog_raw)
+        for (_, _, key), entry in zip(pending, check_all(catalog, pending, jobs), strict=True):
+            result.extend(entry[0])
+            result.acknowledged.extend(entry[1])
+            if cache is not None:
+                cache.put(key, entry)
     if cache is not None:
         cache.save()
     result.extend(duplicate_case_ids(root, files))
     return result
 
 
+def _catalog_problems(
+    cache: Cache | None, raw: bytes | None, unreadable: Problem | None
+) -> list[Problem]:
+    if raw is None:
+        assert unreadable is not None
+        return [unreadable]
+    key = entry_key(CATALOG_FILE, raw)
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None:
+        return hit[0]
+    problems = check_catalog_bytes(raw).problems
+    if cache is not None:
+        cache.put(key, (problems, []))
+    return problems
+
+
 def check_all(
     catalog: Catalog | None, pending: Sequence[tuple[str, bytes, str]], jobs: int | None
 ) -> list[Entry]:
     """Check files, on several cores when there are enough of them to pay for the start-up."""
+    from casebank.check import Checker
+
     workers = min(jobs or os.cpu_count() or 1, 8)
     if workers < 2 or len(pending) < PARALLEL_MIN:
         checker = Checker(catalog)
@@ -177,6 +211,8 @@ def check_all(
     batches = [
         [(rel, raw) for rel, raw, _ in pending[i : i + size]] for i in range(0, len(pending), size)
     ]
+    from concurrent.futures import ProcessPoolExecutor  # only large runs pay for the import
+
     with ProcessPoolExecutor(
         max_workers=workers, initializer=_start_worker, initargs=(catalog,)
     ) as pool:
@@ -187,6 +223,8 @@ _WORKER_CHECKER: Checker | None = None
 
 
 def _start_worker(catalog: Catalog | None) -> None:
+    from casebank.check import Checker
+
     global _WORKER_CHECKER
     _WORKER_CHECKER = Checker(catalog)
 
@@ -206,14 +244,16 @@ def check_case_bytes(checker: Checker, relative: str, raw: bytes) -> Entry:
 
 def duplicate_case_ids(root: Path, checked: Sequence[str]) -> list[Problem]:
     """Files that differ only in extension claim the same id (mismatched ids are CB302)."""
-    stems = Counter(case_id_from_path(p) for p in case_files(root))
+    by_id: dict[str, list[str]] = {}
+    for relative in case_files(root):
+        by_id.setdefault(case_id_from_path(relative), []).append(relative)
     problems = []
     for relative in checked:
-        case_id = case_id_from_path(relative)
-        if stems[case_id] > 1:
-            others = [
-                p for p in case_files(root) if case_id_from_path(p) == case_id and p != relative
-            ]
+        claimants = by_id.get(case_id_from_path(relative), [])
+        if len(claimants) > 1:
+            from casebank.rules.identity import DUPLICATE_CASE_ID
+
+            others = ", ".join(p for p in claimants if p != relative)
             problems.append(
                 Problem(
                     file=relative,
@@ -221,7 +261,7 @@ def duplicate_case_ids(root: Path, checked: Sequence[str]) -> list[Problem]:
                     column=1,
                     rule=DUPLICATE_CASE_ID.code,
                     path="case_id",
-                    message=f"case id `{case_id}` is also claimed by {', '.join(others)}",
+                    message=f"case id `{case_id_from_path(relative)}` is also claimed by {others}",
                     severity=DUPLICATE_CASE_ID.severity,
                     hint="keep one file per case: delete or rename the other",
                     name=DUPLICATE_CASE_ID.name,

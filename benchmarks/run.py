@@ -1,0 +1,240 @@
+"""casebank at dataset scale: time and peak memory of each operation, and the target ratios.
+
+    nox -s bench                       # 1,000 and 10,000 cases, 2,000 commits (several minutes)
+    nox -s bench -- --cases 2000 --commits 400 --small 500    # a quicker look
+
+Every figure is a whole process, as a user runs it: wall time (median of --repeat runs), time
+per case, and the process's own peak resident memory (from wait4). Ratios are of medians
+measured in the same run, so the machine's speed cancels out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generate import write_cases, write_history
+
+ROOT = Path(__file__).resolve().parent.parent
+PARSE_ONLY = """
+import sys, pathlib, yaml
+for path in sorted(pathlib.Path(sys.argv[1]).glob("*.yaml")):
+    yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
+"""
+
+
+@dataclass
+class Figure:
+    name: str
+    cases: int
+    wall: float
+    peak_mb: float
+
+    def row(self) -> str:
+        per_case = self.wall / self.cases * 1000 if self.cases else 0.0
+        return (
+            f"| {self.name} | {self.cases:,} | {self.wall:.2f} | {per_case:.3f} | "
+            f"{self.peak_mb:.0f} |"
+        )
+
+
+def measure(command: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
+    """Median wall seconds and largest peak RSS (MB) of ``repeat`` runs of one process."""
+    walls, peaks = [], []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        walls.append(time.perf_counter() - start)
+        peaks.append(usage.ru_maxrss / 1024)
+        code = os.waitstatus_to_exitcode(status)
+        if code not in (0, 1):
+            stderr = process.stderr.read().decode() if process.stderr else ""
+            raise SystemExit(f"{' '.join(command)} failed ({code}): {stderr}")
+        if process.stderr:
+            process.stderr.close()
+    return statistics.median(walls), max(peaks)
+
+
+def casebank(*args: str) -> list[str]:
+    return [sys.executable, "-m", "casebank", *args]
+
+
+def run(args: argparse.Namespace) -> list[str]:
+    work = Path(tempfile.mkdtemp(prefix="casebank-bench-"))
+    figures: dict[str, Figure] = {}
+    try:
+        small, large = work / "small", work / "large"
+        write_cases(small, args.small)
+        write_cases(large, args.cases)
+
+        def fig(
+            key: str,
+            name: str,
+            command: list[str],
+            cwd: Path,
+            cases: int,
+            repeat: int | None = None,
+        ) -> Figure:
+            wall, peak = measure(command, cwd, repeat or args.repeat)
+            figures[key] = Figure(name, cases, wall, peak)
+            print(figures[key].row(), flush=True)
+            return figures[key]
+
+        print("| operation | cases | wall s | ms per case | peak MB |\n|---|---:|---:|---:|---:|")
+        fig(
+            "small",
+            "casebank validate --no-cache",
+            casebank("validate", "--no-cache"),
+            small,
+            args.small,
+        )
+        schema = str(ROOT / "schema" / "case.schema.json")
+        files = sorted(str(p) for p in (small / "cases").glob("*.yaml"))
+        fig(
+            "jsonschema",
+            "check-jsonschema (same files, equivalent schema)",
+            ["check-jsonschema", "--schemafile", schema, *files],
+            small,
+            args.small,
+            repeat=1,
+        )
+        fig(
+            "parse",
+            "parse only (PyYAML C loader, one process)",
+            [sys.executable, "-c", PARSE_ONLY, str(large / "cases")],
+            large,
+            args.cases,
+        )
+        fig(
+            "cold",
+            "casebank validate --no-cache",
+            casebank("validate", "--no-cache"),
+            large,
+            args.cases,
+        )
+        fig(
+            "cold1",
+            "casebank validate --no-cache --jobs 1",
+            casebank("validate", "--no-cache", "--jobs", "1"),
+            large,
+            args.cases,
+            repeat=1,
+        )
+        measure(casebank("validate"), large, 1)  # fill the cache
+        fig(
+            "warm",
+            "casebank validate (warm cache, nothing changed)",
+            casebank("validate"),
+            large,
+            args.cases,
+        )
+
+        half = args.commits // 2
+        write_history(large, half)
+        subprocess.run(
+            casebank("release", "1.0.0"), cwd=large, check=True, stdout=subprocess.DEVNULL
+        )
+        write_history(large, args.commits - half - 1)
+        changed = _touch(large, 10)
+        fig(
+            "changed10",
+            "casebank validate --changed-since HEAD (10 changed)",
+            casebank("validate", "--no-cache", "--changed-since", "HEAD"),
+            large,
+            10,
+        )
+        _restore(large, changed)
+        changed = _touch(large, 100)
+        fig(
+            "changed100",
+            "casebank validate --changed-since HEAD (100 changed)",
+            casebank("validate", "--no-cache", "--changed-since", "HEAD"),
+            large,
+            100,
+        )
+        _restore(large, changed)
+        fig(
+            "dryrun",
+            f"casebank release --dry-run ({args.commits:,} commits)",
+            casebank("release", "1.1.0", "--dry-run"),
+            large,
+            args.cases,
+        )
+        fig(
+            "verify",
+            f"casebank verify ({args.commits:,} commits, 1 release)",
+            casebank("verify"),
+            large,
+            args.cases,
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return ratios(figures, args)
+
+
+def _touch(repo: Path, count: int) -> list[Path]:
+    paths = sorted((repo / "cases").glob("*.yaml"))[:count]
+    for path in paths:
+        path.write_text(
+            path.read_text(encoding="utf-8").replace(
+                "language: en", "language: en\n  # touched", 1
+            ),
+            encoding="utf-8",
+        )
+    return paths
+
+
+def _restore(repo: Path, paths: list[Path]) -> None:
+    subprocess.run(["git", "checkout", "-q", "--", *map(str, paths)], cwd=repo, check=True)
+
+
+def ratios(f: dict[str, Figure], args: argparse.Namespace) -> list[str]:
+    def ratio(a: str, b: str) -> float:
+        return f[a].wall / f[b].wall
+
+    return [
+        "",
+        "| target | measured | goal |",
+        "|---|---:|---|",
+        f"| check-jsonschema ÷ casebank, {args.small:,} cases | "
+        f"{ratio('jsonschema', 'small'):.1f}× | ≥ 10× |",
+        f"| cold validation ÷ parse only, {args.cases:,} cases | "
+        f"{ratio('cold', 'parse'):.2f}× | ≤ 3× |",
+        f"| warm ÷ cold validation | {ratio('warm', 'cold'):.3f} | ≤ 0.1 |",
+        f"| --changed-since, 100 ÷ 10 changed cases | "
+        f"{ratio('changed100', 'changed10'):.1f}× | grows with the change, not the repository |",
+        f"| --changed-since (10 changed) ÷ cold validation | "
+        f"{ratio('changed10', 'cold'):.3f} | ≪ 1 |",
+        f"| peak memory, cold validation of {args.cases:,} cases | {f['cold'].peak_mb:.0f} MB | "
+        "< 300 MB |",
+        f"| release --dry-run ÷ cold validation | {ratio('dryrun', 'cold'):.2f}× | ≤ 2× |",
+        f"| verify ÷ cold validation | {ratio('verify', 'cold'):.2f}× | ≤ 2× |",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--small", type=int, default=1_000)
+    parser.add_argument("--commits", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}")
+    for line in run(args):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
