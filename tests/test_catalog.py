@@ -100,3 +100,6 @@ def test_resolution_is_case_and_space_insensitive() -> None:
     assert test is not None and test.name == "Complete blood count"
     assert catalog.resolve("fbc") is test
     assert catalog.suggest_test("Troponine") == "Troponin"
+    # a known name inside what was typed beats a merely similar spelling
+    assert catalog.suggest_test("Potassium level") == "Potassium"
+    assert catalog.suggest_test("serum haemoglobin result") == "Haemoglobin"

@@ -53,7 +53,16 @@ class Catalog:
         return self._index.get(fold(name))
 
     def suggest_test(self, name: str) -> str | None:
-        """The closest known test name or alias, for a did-you-mean."""
+        """The closest known test name or alias, for a did-you-mean.
+
+        A known name written out in full inside what was typed ("Lactic acid level" holds
+        "Lactic acid") beats a merely similar spelling ("Folic acid level"); otherwise the
+        closest spelling wins.
+        """
+        wanted = f" {fold(name)} "
+        inside = [k for k in self._spellings if len(k) >= 3 and f" {k} " in wanted]
+        if inside:
+            return self._spellings[max(inside, key=len)]
         match = difflib.get_close_matches(fold(name), self._spellings, n=1, cutoff=0.6)
         return self._spellings[match[0]] if match else None
 
