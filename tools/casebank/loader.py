@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from casebank.problem import Path, Problem, Severity
+from casebank.problem import Path, Problem, Severity, format_path
 
 try:  # the C parser is an order of magnitude faster; fall back quietly where it is missing
     from yaml import CSafeLoader as _YamlLoader
@@ -277,8 +277,6 @@ class _Builder:
         self.notes: list[Problem] = []  # reported, but the document is still checked
 
     def refuse(self, name: str, mark: Mark, message: str, hint: str, path: Path = ()) -> _Refused:
-        from casebank.problem import format_path
-
         return _Refused(_problem(self.file, name, mark, message, hint, format_path(path)))
 
     def build(self, text: str) -> Any:
@@ -416,7 +414,7 @@ class _Builder:
                     f"`{key}` appears twice in this mapping (first on line {first[0]}); "
                     "YAML would silently keep only the last one",
                     f"remove one of the two `{key}` entries, or merge their content",
-                    _fmt(path),
+                    format_path(path),
                 )
             )
         else:
@@ -470,16 +468,10 @@ class _Builder:
                         f"`{text}` is read by YAML as the number {value!r}, not as written",
                         f'write "{text}" in quotes if it is text, or write the number without '
                         "a leading zero or colon",
-                        _fmt(path),
+                        format_path(path),
                     )
                 )
         return value
-
-
-def _fmt(path: Path) -> str:
-    from casebank.problem import format_path
-
-    return format_path(path)
 
 
 _RESOLVER = yaml.resolver.Resolver()

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from casebank.catalog import fold
-from casebank.problem import Path, Severity
+from casebank.problem import Severity, format_path
 from casebank.rules.base import CaseContext, Finding, case_rule
 
 PATIENT_VISIBLE = (
@@ -70,17 +70,11 @@ def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
             if pattern.search(folded):
                 yield Finding(
                     path,
-                    f"`{_fmt(path)}` names the diagnosis (`{term}`), which the "
+                    f"`{format_path(path)}` names the diagnosis (`{term}`), which the "
                     "simulated patient would give away",
                     "describe symptoms and events in the patient's words instead of the diagnosis",
                 )
                 break
-
-
-def _fmt(path: Path) -> str:
-    from casebank.problem import format_path
-
-    return format_path(path)
 
 
 _NEGATION = re.compile(
@@ -122,7 +116,7 @@ def check_treatment_vs_contraindications(ctx: CaseContext) -> Iterator[Finding]:
                 yield Finding(
                     s_path,
                     f"treatment step `{step}` repeats the contraindication "
-                    f"`{contraindication}` ({_fmt(c_path)})",
+                    f"`{contraindication}` ({format_path(c_path)})",
                     "remove the step, or correct the contraindication",
                 )
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from casebank.catalog import fold
-from casebank.problem import Path, Severity
+from casebank.problem import Path, Severity, format_path
 from casebank.rules.base import CaseContext, Finding, case_rule
 
 EXPECTED_LISTS = ("must_order", "optional", "should_not_order")
@@ -103,7 +103,7 @@ def check_test_listed_twice(ctx: CaseContext) -> Iterator[Finding]:
                 )
                 yield Finding(
                     path,
-                    f"`{name}` is listed {where} (first at `{_fmt(other_path)}`)",
+                    f"`{name}` is listed {where} (first at `{format_path(other_path)}`)",
                     "keep the test in one place only",
                 )
             else:
@@ -118,16 +118,10 @@ def _duplicates_in(ctx: CaseContext, path: tuple[str, ...]) -> Iterator[Finding]
         if key in seen:
             yield Finding(
                 item_path,
-                f"`{name}` is listed twice in `{_fmt(path)}`",
+                f"`{name}` is listed twice in `{format_path(path)}`",
                 "remove the repeated entry",
             )
         seen.add(key)
-
-
-def _fmt(path: Path) -> str:
-    from casebank.problem import format_path
-
-    return format_path(path)
 
 
 @case_rule(
