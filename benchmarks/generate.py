@@ -221,11 +221,9 @@ def write_history(folder: Path, commits: int, seed: int = 11, touched: int = 3) 
         stream += f"committer {name} <{email}> {clock} +0000\n".encode()
         if n == 0 and not has_head:
             stream += _data("Add the synthetic cases")
-            for path in sorted(folder.rglob("*")):
-                if path.is_file() and ".git" not in path.parts:
-                    rel = path.relative_to(folder).as_posix()
-                    stream += f"M 100644 inline {rel}\n".encode()
-                    stream += _data(path.read_text(encoding="utf-8"))[:-1] + b"\n"
+            for rel in _untracked(folder):  # honours .gitignore: never the validation cache
+                stream += f"M 100644 inline {rel}\n".encode()
+                stream += _data((folder / rel).read_text(encoding="utf-8"))
             continue
         if n == 0:
             stream += _data(f"Edit cases (batch {n})")
@@ -237,9 +235,19 @@ def write_history(folder: Path, commits: int, seed: int = 11, touched: int = 3) 
             text = dump(make_case(case_id, rng, catalog))
             (folder / "cases" / name_).write_text(text, encoding="utf-8")
             stream += f"M 100644 inline cases/{name_}\n".encode()
-            stream += _data(text)[:-1] + b"\n"
+            stream += _data(text)
     subprocess.run(["git", "fast-import", "--quiet"], cwd=folder, input=bytes(stream), check=True)
     subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=folder, check=True)
+
+
+def _untracked(folder: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--others", "--exclude-standard"],
+        cwd=folder,
+        capture_output=True,
+        check=True,
+    ).stdout
+    return sorted(p.decode() for p in out.split(b"\0") if p)
 
 
 def _head_time(folder: Path) -> str:

@@ -31,8 +31,8 @@ def check_text(
     text: str, file: str = "cases/valid_case.yaml", checker: Checker | None = None
 ) -> list[Problem]:
     """Every problem the loader and the rules find in ``text`` (acknowledged ones excluded)."""
-    problems, _ = check_case_bytes(checker or _DEFAULT_CHECKER, file, text.encode("utf-8"))
-    return sorted(problems)
+    report = check_case_bytes(checker or _DEFAULT_CHECKER, file, text.encode("utf-8"))
+    return sorted(report.problems)
 
 
 def found(text: str, **kwargs: object) -> list[tuple[str, str, int]]:

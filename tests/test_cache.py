@@ -98,7 +98,7 @@ def test_a_tool_upgrade_invalidates_the_cache(
     # have written; under the same fingerprint it would be believed...
     path = root / CACHE_DIR / CACHE_FILE
     stored = json.loads(path.read_text(encoding="utf-8"))
-    stored["entries"] = {k: [[], []] for k in stored["entries"]}
+    stored["entries"] = {k: {**v, "p": [], "a": []} for k, v in stored["entries"].items()}
     path.write_text(json.dumps(stored), encoding="utf-8")
     assert report(root)[1]["problems"] == []
     # ...but a different tool version or source is a different fingerprint: nothing is reused.

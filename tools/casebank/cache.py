@@ -15,14 +15,16 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
+from casebank.canonical import CaseDigest
 from casebank.problem import Problem
 
 CACHE_DIR = ".casebank-cache"
 CACHE_FILE = "validate.json"
-FORMAT = 1
+FORMAT = 2
 
 
 def _source_digest() -> str:
@@ -58,15 +60,21 @@ def entry_key(relative: str, raw: bytes) -> str:
     return hashlib.sha256(relative.encode() + b"\0" + raw).hexdigest()
 
 
-Entry = tuple[list[Problem], list[Problem]]
+@dataclass(frozen=True)
+class FileReport:
+    """What checking one file found, and its content digest (for releases), as cached."""
+
+    problems: list[Problem]
+    acknowledged: list[Problem] = field(default_factory=list)
+    digest: CaseDigest | None = None
 
 
 @dataclass
 class Cache:
     root: Path
     key: str
-    entries: dict[str, Entry] = field(default_factory=dict)
-    fresh: dict[str, Entry] = field(default_factory=dict)  # what this run saw, to save
+    entries: dict[str, FileReport] = field(default_factory=dict)
+    fresh: dict[str, FileReport] = field(default_factory=dict)  # what this run saw, to save
     changed: bool = False
 
     @classmethod
@@ -80,13 +88,13 @@ class Cache:
             cache.entries = {}  # no cache, or one we cannot trust: start afresh
         return cache
 
-    def get(self, key: str) -> Entry | None:
+    def get(self, key: str) -> FileReport | None:
         hit = self.entries.get(key)
         if hit is not None:
             self.fresh[key] = hit
         return hit
 
-    def put(self, key: str, entry: Entry) -> None:
+    def put(self, key: str, entry: FileReport) -> None:
         self.fresh[key] = entry
         self.changed = True
 
@@ -110,12 +118,17 @@ class Cache:
             pass  # a read-only checkout still validates; it just does not remember
 
 
-def _encode(entry: Entry) -> list[list[dict[str, object]]]:
-    return [[{**p.to_dict(), "name": p.name} for p in group] for group in entry]
+def _encode(entry: FileReport) -> dict[str, object]:
+    def problems(group: list[Problem]) -> list[dict[str, object]]:
+        return [{**p.to_dict(), "name": p.name} for p in group]
+
+    digest = None if entry.digest is None else asdict(entry.digest)
+    return {"p": problems(entry.problems), "a": problems(entry.acknowledged), "d": digest}
 
 
-def _decode(raw: list[list[dict[str, object]]]) -> Entry:
-    problems, acknowledged = (
-        [Problem.from_dict(p, name=str(p.get("name", ""))) for p in group] for group in raw
-    )
-    return problems, acknowledged
+def _decode(raw: dict[str, Any]) -> FileReport:
+    def problems(group: list[dict[str, object]]) -> list[Problem]:
+        return [Problem.from_dict(p, name=str(p.get("name", ""))) for p in group]
+
+    digest = None if raw["d"] is None else CaseDigest(**raw["d"])
+    return FileReport(problems(raw["p"]), problems(raw["a"]), digest)

@@ -8,6 +8,7 @@ what a case or a release is.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -156,15 +157,25 @@ def list_tree(root: Path, treeish: str, path: str) -> list[TreeEntry]:
 
 def list_tags(root: Path) -> list[TagRef]:
     """Every tag, with its object type and the commit it finally points at."""
-    out = run(root, [
-        "for-each-ref", "--format=%(refname)%00%(objecttype)%00%(objectname)%00%(*objectname)",
-        "refs/tags/",
-    ])
+    out = run(
+        root,
+        [
+            "for-each-ref",
+            "--format=%(refname)%00%(objecttype)%00%(objectname)%00%(*objectname)",
+            "refs/tags/",
+        ],
+    )
     tags = []
     for line in out.decode("utf-8").splitlines():
         ref, kind, oid, peeled = line.split("\0")
         tags.append(TagRef(ref.removeprefix("refs/tags/"), kind, peeled or oid))
     return tags
+
+
+def tags_not_merged(root: Path, commit: str) -> set[str]:
+    """Names of the tags whose commits are not reachable from ``commit``."""
+    out = run(root, ["for-each-ref", "--format=%(refname)", f"--no-merged={commit}", "refs/tags/"])
+    return {line.removeprefix("refs/tags/") for line in out.decode("utf-8").splitlines()}
 
 
 def resolve_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, str] | None]:
@@ -174,7 +185,7 @@ def resolve_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, st
     request = "".join(f"{name}\n" for name in names).encode("utf-8")
     out = run(root, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], stdin=request)
     found: dict[str, tuple[str, str] | None] = {}
-    for name, line in zip(names, out.decode("utf-8").splitlines()):
+    for name, line in zip(names, out.decode("utf-8").splitlines(), strict=True):
         parts = line.split()
         found[name] = (parts[0], parts[1]) if len(parts) == 2 and parts[1] != "missing" else None
     return found
@@ -198,9 +209,19 @@ def first_parent_log(root: Path, tip: str, keep: Callable[[str], bool]) -> Itera
     parent, and the change it brought to the first-parent line would be lost.
     """
     args = [
-        "log", "--first-parent", "--diff-merges=first-parent", "--reverse", "--raw", "-z",
-        "--no-renames", "--no-abbrev", "--no-color", "--no-ext-diff", f"--format={_LOG_FORMAT}",
-        "--end-of-options", tip,
+        "log",
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--reverse",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-color",
+        "--no-ext-diff",
+        f"--format={_LOG_FORMAT}",
+        "--end-of-options",
+        tip,
     ]
     try:
         process = Git(root).execute(_command(args), as_process=True)
@@ -228,8 +249,16 @@ def _parse_log(tokens: Iterator[bytes], keep: Callable[[str], bool]) -> Iterator
             path = next(tokens).decode("utf-8", "surrogateescape")
             if keep(path):
                 old_mode, new_mode, old_oid, new_oid, status_ = token.lstrip(b"\n:").split()
-                changes.append(RawChange(old_mode.decode(), new_mode.decode(), old_oid.decode(),
-                                         new_oid.decode(), status_.decode(), path))
+                changes.append(
+                    RawChange(
+                        old_mode.decode(),
+                        new_mode.decode(),
+                        old_oid.decode(),
+                        new_oid.decode(),
+                        status_.decode(),
+                        path,
+                    )
+                )
     if header is not None:
         yield _record(header, changes)
 
@@ -279,18 +308,18 @@ def _feed(sink: IO[bytes], oids: Iterable[str], requested: list[str]) -> None:
     except BrokenPipeError:  # the reader stopped early; nothing more to ask
         pass
     finally:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             sink.close()
-        except BrokenPipeError:
-            pass
 
 
 def _read_batch(stdout: IO[bytes]) -> Iterator[tuple[str, bytes]]:
     while header := stdout.readline():
         parts = header.decode("ascii", "replace").split()
         if len(parts) != 3:
-            raise CasebankError(f"git cat-file: object {parts[0] if parts else '?'} is missing",
-                                "the repository is incomplete or corrupt: fetch it again")
+            raise CasebankError(
+                f"git cat-file: object {parts[0] if parts else '?'} is missing",
+                "the repository is incomplete or corrupt: fetch it again",
+            )
         oid, _, size = parts
         content = stdout.read(int(size))
         stdout.read(1)  # the newline after each object
@@ -308,8 +337,11 @@ def commit(root: Path, message: str) -> None:
 
 def create_tag(root: Path, name: str, message: str, target: str) -> None:
     """Create the annotated tag ``name`` on ``target``; fails if the tag exists."""
-    run(root, ["tag", "-a", "-F", "-", "--end-of-options", name, target],
-        stdin=message.encode("utf-8"))
+    run(
+        root,
+        ["tag", "-a", "-F", "-", "--end-of-options", name, target],
+        stdin=message.encode("utf-8"),
+    )
 
 
 def delete_tag(root: Path, name: str) -> None:

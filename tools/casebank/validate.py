@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from casebank.cache import Cache, Entry, entry_key, fingerprint
+from casebank.cache import Cache, FileReport, entry_key, fingerprint
+from casebank.canonical import CaseDigest, git_blob_id
 from casebank.catalog import Catalog, build_catalog
 from casebank.errors import UsageError
 from casebank.loader import LOADER_RULES, load_document
@@ -28,9 +29,20 @@ if TYPE_CHECKING:  # the checker (and Cerberus) is imported only when a file mus
 
 @dataclass
 class Validation(Result):
-    """A Result that also counts the warnings cases acknowledged."""
+    """A Result, the warnings cases acknowledged, and each case file's content digest.
+
+    ``digests`` maps a case file to its git blob id and canonical digest, so that a release can
+    reuse what validation already parsed instead of parsing the same files again.
+    """
 
     acknowledged: list[Problem] = field(default_factory=list)
+    digests: dict[str, tuple[str, CaseDigest]] = field(default_factory=dict)
+
+    def add(self, relative: str, raw: bytes, report: FileReport) -> None:
+        self.extend(report.problems)
+        self.acknowledged.extend(report.acknowledged)
+        if report.digest is not None:
+            self.digests[relative] = (git_blob_id(raw), report.digest)
 
 
 @dataclass
@@ -166,15 +178,15 @@ def validate_files(
         if hit is None:
             pending.append((relative, raw, key))
         else:
-            result.extend(hit[0])
-            result.acknowledged.extend(hit[1])
+            result.add(relative, raw, hit)
     if pending:  # only now is the catalog needed as a lookup, and Cerberus at all
         catalog = None if refused else build_catalog_bytes(catalog_raw)
-        for (_, _, key), entry in zip(pending, check_all(catalog, pending, jobs), strict=True):
-            result.extend(entry[0])
-            result.acknowledged.extend(entry[1])
+        for (relative, raw, key), report in zip(
+            pending, check_all(catalog, pending, jobs), strict=True
+        ):
+            result.add(relative, raw, report)
             if cache is not None:
-                cache.put(key, entry)
+                cache.put(key, report)
     if cache is not None:
         cache.save()
     result.extend(duplicate_case_ids(root, files))
@@ -190,16 +202,16 @@ def _catalog_problems(
     key = entry_key(CATALOG_FILE, raw)
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
-        return hit[0]
+        return hit.problems
     problems = check_catalog_bytes(raw).problems
     if cache is not None:
-        cache.put(key, (problems, []))
+        cache.put(key, FileReport(problems))
     return problems
 
 
 def check_all(
     catalog: Catalog | None, pending: Sequence[tuple[str, bytes, str]], jobs: int | None
-) -> list[Entry]:
+) -> list[FileReport]:
     """Check files, on several cores when there are enough of them to pay for the start-up."""
     from casebank.check import Checker
 
@@ -229,17 +241,23 @@ def _start_worker(catalog: Catalog | None) -> None:
     _WORKER_CHECKER = Checker(catalog)
 
 
-def _check_batch(batch: list[tuple[str, bytes]]) -> list[Entry]:
+def _check_batch(batch: list[tuple[str, bytes]]) -> list[FileReport]:
     assert _WORKER_CHECKER is not None
     return [check_case_bytes(_WORKER_CHECKER, relative, raw) for relative, raw in batch]
 
 
-def check_case_bytes(checker: Checker, relative: str, raw: bytes) -> Entry:
+def check_case_bytes(checker: Checker, relative: str, raw: bytes) -> FileReport:
+    from casebank.canonical import digest_data
+
     loaded = load_document(relative, raw)
     if loaded.document is None:
-        return loaded.problems, []
+        return FileReport(loaded.problems, [], digest_data(raw, None))
     report = checker.check_case(loaded.document)
-    return [*loaded.problems, *report.problems], report.acknowledged
+    return FileReport(
+        [*loaded.problems, *report.problems],
+        report.acknowledged,
+        digest_data(raw, loaded.document.data),
+    )
 
 
 def duplicate_case_ids(root: Path, checked: Sequence[str]) -> list[Problem]:

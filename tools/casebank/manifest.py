@@ -1,0 +1,307 @@
+"""Release manifests: the data, its byte-exact JSON form, and release version numbers.
+
+A manifest is written once, by ``casebank release``, and never edited. Its bytes are a pure
+function of its data: UTF-8 JSON with keys sorted, two-space indentation, lists in a fixed order
+(cases and change lists by ``case_id``) and one trailing newline. Times are RFC 3339 in UTC with
+second precision (``2025-03-01T12:00:00Z``), taken from git, never from the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any
+
+from casebank.errors import CasebankError
+
+MANIFEST_FORMAT = 1
+# The dataset's name in every manifest. A constant: a folder or remote name is not stable.
+DATASET_NAME = "casebank"
+RELEASES_DIR = "releases"
+CHANGELOG_FILE = "CHANGELOG.md"
+
+Version = tuple[int, int, int]
+_SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)$")
+
+
+def parse_version(text: str) -> Version | None:
+    """``"1.2.3"`` -> (1, 2, 3). Only plain X.Y.Z (no pre-release or build suffix)."""
+    match = _SEMVER.match(text)
+    if match is None:
+        return None
+    major, minor, patch = (int(part) for part in match.groups())
+    return major, minor, patch
+
+
+def format_version(version: Version) -> str:
+    return ".".join(str(part) for part in version)
+
+
+def version_key(text: str) -> Version:
+    parsed = parse_version(text)
+    if parsed is None:
+        raise ValueError(f"not a release version: {text!r}")
+    return parsed
+
+
+def tag_name(version: str) -> str:
+    return f"v{version}"
+
+
+def manifest_path(version: str) -> str:
+    return f"{RELEASES_DIR}/{version}.json"
+
+
+def rfc3339(timestamp: int) -> str:
+    """Seconds since the epoch -> ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return datetime.fromtimestamp(timestamp, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, order=True)
+class Author:
+    name: str
+    email: str
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>" if self.email else self.name
+
+
+@dataclass(frozen=True)
+class CaseEntry:
+    """One case as released."""
+
+    case_id: str
+    version: int
+    sha256: str
+    path: str
+    blob: str
+    attachments: Mapping[str, str]  # path below attachments/ -> SHA-256 of its bytes
+    first_release: str
+    last_changed_commit: str
+    last_changed_date: str
+    authors: tuple[Author, ...]
+    title: str
+    specialty: str
+    difficulty: str
+
+
+@dataclass(frozen=True)
+class Added:
+    case_id: str
+    version: int
+
+
+@dataclass(frozen=True)
+class Changed:
+    case_id: str
+    from_version: int
+    to_version: int
+    sections: tuple[str, ...]  # top-level sections whose content changed ("attachments" too)
+
+
+@dataclass(frozen=True)
+class Removed:
+    case_id: str
+    last_version: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: str
+    previous_version: str | None
+    source_commit: str
+    created: str
+    schema_version: str
+    schema_sha256: str
+    catalog_path: str
+    catalog_blob: str
+    catalog_sha256: str
+    cases: tuple[CaseEntry, ...]
+    added: tuple[Added, ...] = ()
+    changed: tuple[Changed, ...] = ()
+    removed: tuple[Removed, ...] = ()
+    dataset: str = DATASET_NAME
+    format: int = MANIFEST_FORMAT
+    _index: dict[str, CaseEntry] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def case(self, case_id: str) -> CaseEntry | None:
+        if not self._index:
+            self._index.update((entry.case_id, entry) for entry in self.cases)
+        return self._index.get(case_id)
+
+    @cached_property
+    def counts(self) -> dict[str, int]:
+        return {
+            "cases": len(self.cases),
+            "added": len(self.added),
+            "changed": len(self.changed),
+            "removed": len(self.removed),
+            "unchanged": len(self.cases) - len(self.added) - len(self.changed),
+        }
+
+
+def to_data(manifest: Manifest) -> dict[str, Any]:
+    return {
+        "manifest_format": manifest.format,
+        "dataset": manifest.dataset,
+        "version": manifest.version,
+        "previous_version": manifest.previous_version,
+        "source_commit": manifest.source_commit,
+        "created": manifest.created,
+        "schema": {"version": manifest.schema_version, "sha256": manifest.schema_sha256},
+        "catalog": {
+            "path": manifest.catalog_path,
+            "blob": manifest.catalog_blob,
+            "sha256": manifest.catalog_sha256,
+        },
+        "counts": manifest.counts,
+        "cases": [_case_data(c) for c in sorted(manifest.cases, key=lambda c: c.case_id)],
+        "added": [
+            {"case_id": a.case_id, "version": a.version}
+            for a in sorted(manifest.added, key=lambda a: a.case_id)
+        ],
+        "changed": [
+            {
+                "case_id": c.case_id,
+                "from_version": c.from_version,
+                "to_version": c.to_version,
+                "sections": list(c.sections),
+            }
+            for c in sorted(manifest.changed, key=lambda c: c.case_id)
+        ],
+        "removed": [
+            {"case_id": r.case_id, "last_version": r.last_version}
+            for r in sorted(manifest.removed, key=lambda r: r.case_id)
+        ],
+    }
+
+
+def _case_data(entry: CaseEntry) -> dict[str, Any]:
+    return {
+        "case_id": entry.case_id,
+        "version": entry.version,
+        "sha256": entry.sha256,
+        "path": entry.path,
+        "blob": entry.blob,
+        "attachments": dict(entry.attachments),
+        "first_release": entry.first_release,
+        "last_changed": {"commit": entry.last_changed_commit, "date": entry.last_changed_date},
+        "authors": [{"name": a.name, "email": a.email} for a in entry.authors],
+        "title": entry.title,
+        "specialty": entry.specialty,
+        "difficulty": entry.difficulty,
+    }
+
+
+def dumps(manifest: Manifest) -> bytes:
+    """The manifest's exact bytes."""
+    text = json.dumps(to_data(manifest), indent=2, sort_keys=True, ensure_ascii=False)
+    return (text + "\n").encode("utf-8")
+
+
+_RESTORE_HINT = "manifests are written by `casebank release`; restore it from git"
+
+
+class _Malformed(Exception):
+    pass
+
+
+def loads(raw: bytes, file: str) -> Manifest:
+    """Read a manifest; a file that is not one raises CasebankError naming ``file``."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        return _manifest(_Obj(data, ""))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CasebankError(f"{file}: not valid JSON ({exc})", _RESTORE_HINT) from None
+    except _Malformed as exc:
+        raise CasebankError(f"{file}: not a casebank manifest: {exc}", _RESTORE_HINT) from None
+
+
+class _Obj:
+    """Typed access to one JSON object, with the path for error messages."""
+
+    def __init__(self, data: object, where: str) -> None:
+        if not isinstance(data, dict):
+            raise _Malformed(f"{where or 'the top level'} is not an object")
+        self.data, self.where = data, where
+
+    def _get(self, key: str, kind: type | tuple[type, ...]) -> Any:
+        value = self.data.get(key)
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
+            raise _Malformed(f"`{self.where}{key}` is missing or has the wrong type")
+        return value
+
+    def text(self, key: str) -> str:
+        return str(self._get(key, str))
+
+    def optional_text(self, key: str) -> str | None:
+        value = self.data.get(key)
+        return None if value is None else self.text(key)
+
+    def number(self, key: str) -> int:
+        return int(self._get(key, int))
+
+    def obj(self, key: str) -> _Obj:
+        return _Obj(self._get(key, dict), f"{self.where}{key}.")
+
+    def objects(self, key: str) -> list[_Obj]:
+        return [
+            _Obj(item, f"{self.where}{key}[{i}].") for i, item in enumerate(self._get(key, list))
+        ]
+
+
+def _manifest(top: _Obj) -> Manifest:
+    schema, catalog = top.obj("schema"), top.obj("catalog")
+    return Manifest(
+        format=top.number("manifest_format"),
+        dataset=top.text("dataset"),
+        version=top.text("version"),
+        previous_version=top.optional_text("previous_version"),
+        source_commit=top.text("source_commit"),
+        created=top.text("created"),
+        schema_version=schema.text("version"),
+        schema_sha256=schema.text("sha256"),
+        catalog_path=catalog.text("path"),
+        catalog_blob=catalog.text("blob"),
+        catalog_sha256=catalog.text("sha256"),
+        cases=tuple(_case(c) for c in top.objects("cases")),
+        added=tuple(Added(a.text("case_id"), a.number("version")) for a in top.objects("added")),
+        changed=tuple(
+            Changed(
+                c.text("case_id"),
+                c.number("from_version"),
+                c.number("to_version"),
+                tuple(str(s) for s in c._get("sections", list)),
+            )
+            for c in top.objects("changed")
+        ),
+        removed=tuple(
+            Removed(r.text("case_id"), r.number("last_version")) for r in top.objects("removed")
+        ),
+    )
+
+
+def _case(case: _Obj) -> CaseEntry:
+    changed = case.obj("last_changed")
+    attachments = case.obj("attachments")
+    return CaseEntry(
+        case_id=case.text("case_id"),
+        version=case.number("version"),
+        sha256=case.text("sha256"),
+        path=case.text("path"),
+        blob=case.text("blob"),
+        attachments={key: attachments.text(key) for key in attachments.data},
+        first_release=case.text("first_release"),
+        last_changed_commit=changed.text("commit"),
+        last_changed_date=changed.text("date"),
+        authors=tuple(Author(a.text("name"), a.text("email")) for a in case.objects("authors")),
+        title=case.text("title"),
+        specialty=case.text("specialty"),
+        difficulty=case.text("difficulty"),
+    )

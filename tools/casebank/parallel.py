@@ -1,0 +1,62 @@
+"""Spread CPU-bound work over worker processes, in chunks, with bounded memory.
+
+Hashing every version of every case is dominated by YAML parsing, which holds the GIL; on a
+multi-core machine the chunks go to a process pool (spawned, so no thread is ever forked).
+Results come back in input order, and only a few chunks are in flight at once.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from itertools import islice
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+MAX_WORKERS = 8
+
+
+def workers() -> int:
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        available = os.cpu_count() or 1
+    return max(1, min(available, MAX_WORKERS))
+
+
+def _chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def map_chunks(
+    function: Callable[[list[T]], list[R]],
+    items: Iterable[T],
+    *,
+    size: int = 200,
+    parallel: bool = True,
+) -> Iterator[R]:
+    """``function`` applied to consecutive chunks of ``items``; the results, in order.
+
+    ``function`` must be a module-level function (it is pickled by reference).
+    """
+    count = workers() if parallel else 1
+    if count < 2:
+        for chunk in _chunks(items, size):
+            yield from function(chunk)
+        return
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+        pending: deque[Future[list[R]]] = deque()
+        for chunk in _chunks(items, size):
+            pending.append(pool.submit(function, chunk))
+            if len(pending) >= 3 * count:
+                yield from pending.popleft().result()
+        while pending:
+            yield from pending.popleft().result()
