@@ -165,9 +165,18 @@ def run(args: argparse.Namespace) -> list[str]:
             100,
         )
         _restore(large, changed)
+        # Cold: the validation cache removed before each run, as on a fresh CI machine.
+        no_cache = f"rm -rf .casebank-cache && exec {sys.executable} -m casebank release 1.1.0"
         fig(
             "dryrun",
-            f"casebank release --dry-run ({args.commits:,} commits)",
+            f"casebank release --dry-run ({args.commits:,} commits, no cache)",
+            ["sh", "-c", f"{no_cache} --dry-run"],
+            large,
+            args.cases,
+        )
+        fig(
+            "dryrun_warm",
+            "casebank release --dry-run (validation cache warm)",
             casebank("release", "1.1.0", "--dry-run"),
             large,
             args.cases,
@@ -219,7 +228,8 @@ def ratios(f: dict[str, Figure], args: argparse.Namespace) -> list[str]:
         f"{ratio('changed10', 'cold'):.3f} | ≪ 1 |",
         f"| peak memory, cold validation of {args.cases:,} cases | {f['cold'].peak_mb:.0f} MB | "
         "< 300 MB |",
-        f"| release --dry-run ÷ cold validation | {ratio('dryrun', 'cold'):.2f}× | ≤ 2× |",
+        f"| release --dry-run (no cache) ÷ cold validation | {ratio('dryrun', 'cold'):.2f}× "
+        "| ≤ 2× |",
         f"| verify ÷ cold validation | {ratio('verify', 'cold'):.2f}× | ≤ 2× |",
     ]
 

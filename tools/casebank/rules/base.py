@@ -63,6 +63,12 @@ class CaseContext:
             return []
         return [((*path, i), v) for i, v in enumerate(items) if isinstance(v, str)]
 
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per case: several rules walk the same derived data."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]
+
     def resolve(self, name: str) -> CatalogTest | None:
         return self.catalog.resolve(name) if self.catalog is not None else None
 

@@ -60,21 +60,27 @@ def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
         final_diagnosis: "Pulmonary embolism"
         history_of_present_illness: "Sudden breathlessness and sharp pain on breathing in."
     """
-    patterns = [(term, _word_pattern(term)) for term in diagnosis_terms(ctx)]
+    terms = {fold(term): term for term in diagnosis_terms(ctx)}
+    if not terms:
+        return
+    # One search per text: every term in one alternation, longest first.
+    words = sorted(terms, key=len, reverse=True)
+    pattern = re.compile(
+        r"(?<![\w-])(?:"
+        + "|".join(r"\s+".join(re.escape(w) for w in t.split()) for t in words)
+        + r")(?![\w-])"
+    )
     for path in PATIENT_VISIBLE:
         text = ctx.get(*path)
-        if not isinstance(text, str):
-            continue
-        folded = fold(text)
-        for term, pattern in patterns:
-            if pattern.search(folded):
-                yield Finding(
-                    path,
-                    f"`{format_path(path)}` names the diagnosis (`{term}`), which the "
-                    "simulated patient would give away",
-                    "describe symptoms and events in the patient's words instead of the diagnosis",
-                )
-                break
+        match = pattern.search(fold(text)) if isinstance(text, str) else None
+        if match is not None:
+            term = terms.get(" ".join(match.group(0).split()), match.group(0))
+            yield Finding(
+                path,
+                f"`{format_path(path)}` names the diagnosis (`{term}`), which the "
+                "simulated patient would give away",
+                "describe symptoms and events in the patient's words instead of the diagnosis",
+            )
 
 
 _NEGATION = re.compile(
@@ -105,14 +111,16 @@ def check_treatment_vs_contraindications(ctx: CaseContext) -> Iterator[Finding]:
         treatment_plan: ["Urgent neurosurgical review"]
         contraindications: ["Thrombolysis (recent intracranial haemorrhage)"]
     """
-    steps = ctx.texts("management_gold", "treatment_plan")
+    steps = [
+        (path, step, fold(step)) for path, step in ctx.texts("management_gold", "treatment_plan")
+    ]
     for c_path, contraindication in ctx.texts("management_gold", "contraindications"):
         core = _NEGATION.sub("", fold(re.sub(r"\s*\([^)]*\)", "", contraindication)))
         if len(core) < 6:
             continue
         pattern = _word_pattern(core)
-        for s_path, step in steps:
-            if pattern.search(fold(step)):
+        for s_path, step, folded in steps:
+            if pattern.search(folded):
                 yield Finding(
                     s_path,
                     f"treatment step `{step}` repeats the contraindication "

@@ -22,7 +22,13 @@ class ResultEntry:
     in_panel: bool = False
 
 
-def result_entries(ctx: CaseContext) -> Iterator[ResultEntry]:
+def result_entries(ctx: CaseContext) -> list[ResultEntry]:
+    """Every result, panel components included (computed once per case)."""
+    entries: list[ResultEntry] = ctx.memo("result_entries", lambda: list(_result_entries(ctx)))
+    return entries
+
+
+def _result_entries(ctx: CaseContext) -> Iterator[ResultEntry]:
     """Every result, panel components included. A component's type follows its value."""
     results = ctx.get("investigations", "results")
     if not isinstance(results, dict):
