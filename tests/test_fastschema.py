@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import cerberus
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from casebank.fastschema import compile_field, compile_mapping
 from casebank.schema import CASE_SCHEMA, CATALOG_SCHEMA
 from conftest import TEST_CATALOG, VALID_CASE
+from mutation import mutate
 
 SCHEMAS = {
     "case": (CASE_SCHEMA, yaml.safe_load(VALID_CASE)),
@@ -73,38 +73,10 @@ values = st.recursive(
 )
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            found += _paths(value, (*prefix, i))
-    return found
-
-
 @st.composite
 def mutated(draw: st.DrawFn, name: str) -> Any:
-    data = copy.deepcopy(SCHEMAS[name][1])
-    for _ in range(draw(st.integers(1, 3))):
-        paths = [p for p in _paths(data) if p]
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent: Any = data
-        for part in path[:-1]:
-            parent = parent[part]
-        action = draw(st.sampled_from(["delete", "replace", "replace", "add"]))
-        if action == "delete":
-            del parent[path[-1]]
-        elif action == "replace":
-            parent[path[-1]] = draw(values)
-        elif isinstance(parent, dict):
-            parent[draw(st.sampled_from(["x", "notes", "low", "unit", "since"]))] = draw(values)
-        else:
-            parent.append(draw(values))
-    return data
+    keys = st.sampled_from(["x", "notes", "low", "unit", "since"])
+    return mutate(draw, SCHEMAS[name][1], values, keys)
 
 
 AGREE = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

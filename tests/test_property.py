@@ -4,7 +4,6 @@ never exit 2, never a hang."""
 from __future__ import annotations
 
 import contextlib
-import copy
 import io
 import json
 from pathlib import Path
@@ -16,6 +15,7 @@ from hypothesis import strategies as st
 
 from casebank.cli import main
 from conftest import TEST_CATALOG, VALID_CASE
+from mutation import mutate
 
 BASE: dict[str, Any] = yaml.safe_load(VALID_CASE)
 
@@ -72,37 +72,9 @@ YAML_FRAGMENTS = [
 ]
 
 
-def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix]
-    if isinstance(node, dict):
-        for key, value in node.items():
-            found += _paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            found += _paths(value, (*prefix, i))
-    return found
-
-
 @st.composite
 def mutated_cases(draw: st.DrawFn) -> str:
-    data = copy.deepcopy(BASE)
-    for _ in range(draw(st.integers(1, 4))):
-        paths = [p for p in _paths(data) if p]
-        if not paths:
-            break
-        path = draw(st.sampled_from(paths))
-        parent: Any = data
-        for part in path[:-1]:
-            parent = parent[part]
-        action = draw(st.sampled_from(["delete", "replace", "add"]))
-        if action == "delete":
-            del parent[path[-1]]
-        elif action == "replace":
-            parent[path[-1]] = draw(json_values)
-        elif isinstance(parent, dict):
-            parent[draw(st.text(min_size=1, max_size=12))] = draw(json_values)
-        else:
-            parent.append(draw(json_values))
+    data = mutate(draw, BASE, json_values, st.text(min_size=1, max_size=12), edits=4)
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False)
 
 

@@ -109,56 +109,23 @@ def diff_cases(
     diffs: list[CaseDiff] = []
     for case_id in sorted({*old, *new}):
         before, after = old.get(case_id), new.get(case_id)
+        changes: list[FieldChange] = []
         if before is None or after is None:
             status = "added" if before is None else "removed"
-            diffs.append(
-                CaseDiff(
-                    case_id,
-                    status,
-                    before,
-                    after,
-                    version_note=_version_note(case_id, after, released),
-                )
+        elif before.data is None or after.data is None:  # unreadable on a side: no field diff
+            same = (before.path, before.problem, before.data) == (
+                after.path,
+                after.problem,
+                after.data,
             )
-            continue
-        if before.data is None or after.data is None:
-            if (
-                before.path != after.path
-                or before.problem != after.problem
-                or (before.data != after.data)
-            ):
-                diffs.append(
-                    CaseDiff(
-                        case_id,
-                        "changed",
-                        before,
-                        after,
-                        version_note=_version_note(case_id, after, released),
-                    )
-                )
-            continue
-        changes = field_changes(before.data, after.data) + _attachment_changes(before, after)
-        if changes:
-            diffs.append(
-                CaseDiff(
-                    case_id,
-                    "changed",
-                    before,
-                    after,
-                    changes,
-                    _version_note(case_id, after, released),
-                )
-            )
-        elif before.path != after.path:
-            diffs.append(
-                CaseDiff(
-                    case_id,
-                    "reformatted",
-                    before,
-                    after,
-                    version_note=_version_note(case_id, after, released),
-                )
-            )
+            status = "unchanged" if same else "changed"
+        else:
+            changes = field_changes(before.data, after.data) + _attachment_changes(before, after)
+            moved = before.path != after.path
+            status = "changed" if changes else "reformatted" if moved else "unchanged"
+        if status != "unchanged":  # the version note hashes the content: only when shown
+            note = _version_note(case_id, after, released)
+            diffs.append(CaseDiff(case_id, status, before, after, changes, note))
     return diffs
 
 

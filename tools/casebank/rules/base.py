@@ -116,45 +116,29 @@ def declare(
     return _register(Rule(code, name, severity, summary, family, inspect.cleandoc(doc), target))
 
 
+def _checked_rule(
+    target: str, code: str, name: str, severity: Severity, summary: str, needs_catalog: bool
+) -> Callable[[F], F]:
+    def wrap(check: F) -> F:
+        doc = inspect.cleandoc(check.__doc__ or "")
+        _register(
+            Rule(code, name, severity, summary, _family(check), doc, target, check, needs_catalog)
+        )
+        return check
+
+    return wrap
+
+
 def case_rule(
     code: str, name: str, severity: Severity, summary: str, *, needs_catalog: bool = False
 ) -> Callable[[F], F]:
-    def wrap(check: F) -> F:
-        _register(
-            Rule(
-                code,
-                name,
-                severity,
-                summary,
-                _family(check),
-                inspect.cleandoc(check.__doc__ or ""),
-                "case",
-                check,
-                needs_catalog,
-            )
-        )
-        return check
-
-    return wrap
+    """Declare a check over one case: ``check(ctx: CaseContext) -> Iterable[Finding]``."""
+    return _checked_rule("case", code, name, severity, summary, needs_catalog)
 
 
 def catalog_rule(code: str, name: str, severity: Severity, summary: str) -> Callable[[F], F]:
-    def wrap(check: F) -> F:
-        _register(
-            Rule(
-                code,
-                name,
-                severity,
-                summary,
-                _family(check),
-                inspect.cleandoc(check.__doc__ or ""),
-                "catalog",
-                check,
-            )
-        )
-        return check
-
-    return wrap
+    """Declare a check over the catalog file: ``check(doc: Document) -> Iterable[Finding]``."""
+    return _checked_rule("catalog", code, name, severity, summary, needs_catalog=False)
 
 
 def rule_named(name_or_code: str) -> Rule | None:
