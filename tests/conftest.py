@@ -12,6 +12,7 @@ from casebank.check import Checker
 from casebank.loader import load_document
 from casebank.problem import Problem
 from casebank.validate import check_case_bytes
+from gitrepo import GitRepo, dataset, isolate_git
 
 FIXTURES = Path(__file__).parent / "fixtures"
 VALID_CASE = (FIXTURES / "valid_case.yaml").read_text(encoding="utf-8")
@@ -54,6 +55,19 @@ def edit(old: str, new: str, text: str = VALID_CASE) -> str:
 
 
 RepoMaker = Callable[..., Path]
+
+
+@pytest.fixture
+def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Git with a pinned identity and clock, and no access to the user's configuration."""
+    isolate_git(monkeypatch, tmp_path / "home")
+    monkeypatch.delenv("GITHUB_BASE_REF", raising=False)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, isolated_git: None) -> GitRepo:
+    """A committed repository with the test catalog and three cases: alpha, beta, gamma."""
+    return dataset(tmp_path / "repo")
 
 
 @pytest.fixture

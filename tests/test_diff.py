@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from casebank.cli import main
 from casebank.diff import MISSING, FieldChange, field_changes
-from gitrepo import GitRepo, case_text, dataset, isolate_git
+from gitrepo import GitRepo, case_text
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_git(monkeypatch, tmp_path / "home")
-    monkeypatch.delenv("GITHUB_BASE_REF", raising=False)
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return dataset(tmp_path / "repo")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def diff(capsys: pytest.CaptureFixture[str], repo: GitRepo, *argv: str) -> tuple[int, str]:

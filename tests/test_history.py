@@ -14,19 +14,12 @@ from casebank.errors import CasebankError
 from casebank.history import Snapshot, scan_history
 from casebank.loader import load_document
 from casebank.manifest import Author
-from gitrepo import ANN, BOB, CATALOG, GitRepo, case_text, dataset, isolate_git
+from gitrepo import ANN, BOB, CATALOG, GitRepo, case_text
 
 CAROL = ("Carol Clinician", "carol@example.org")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_git(monkeypatch, tmp_path / "home")
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return dataset(tmp_path / "repo")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def snapshot(repo: GitRepo, commit: str | None = None) -> Snapshot:

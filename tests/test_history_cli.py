@@ -7,12 +7,9 @@ from pathlib import Path
 import pytest
 
 from casebank.cli import main
-from gitrepo import ANN, BOB, GitRepo, case_text, dataset, isolate_git
+from gitrepo import ANN, BOB, GitRepo, case_text, dataset
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_git(monkeypatch, tmp_path / "home")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def cli(capsys: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, bytes]:

@@ -15,17 +15,9 @@ from casebank.cli import main
 from casebank.errors import CasebankError
 from casebank.manifest import dumps, loads
 from casebank.schema import SCHEMA_VERSION, schema_fingerprint
-from gitrepo import ANN, BOB, RELEASE_CLOCK, GitRepo, case_text, dataset, isolate_git
+from gitrepo import ANN, BOB, RELEASE_CLOCK, GitRepo, case_text
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_git(monkeypatch, tmp_path / "home")
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return dataset(tmp_path / "repo")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

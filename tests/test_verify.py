@@ -11,12 +11,9 @@ import pytest
 from git.cmd import Git
 
 from casebank.cli import main
-from gitrepo import BOB, CATALOG, GitRepo, case_text, dataset, isolate_git
+from gitrepo import BOB, CATALOG, GitRepo, case_text, dataset
 
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    isolate_git(monkeypatch, tmp_path / "home")
+pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -121,7 +121,9 @@ class _Refused(Exception):
         self.problem = problem
 
 
-def _problem(file: str, name: str, mark: Mark, message: str, hint: str, path: str = "") -> Problem:
+def loader_problem(
+    file: str, name: str, mark: Mark, message: str, hint: str, path: str = ""
+) -> Problem:
     rule = LOADER_RULES[name]
     return Problem(
         file=file,
@@ -142,7 +144,7 @@ def load_document(file: str, raw: bytes) -> LoadResult:
         return LoadResult(
             None,
             [
-                _problem(
+                loader_problem(
                     file,
                     "file-too-large",
                     (1, 1),
@@ -159,7 +161,7 @@ def load_document(file: str, raw: bytes) -> LoadResult:
         return LoadResult(
             None,
             [
-                _problem(
+                loader_problem(
                     file,
                     "not-utf8",
                     (line, column),
@@ -185,7 +187,7 @@ def load_document(file: str, raw: bytes) -> LoadResult:
         return LoadResult(
             None,
             [
-                _problem(
+                loader_problem(
                     file,
                     "empty-file",
                     (1, 1),
@@ -198,7 +200,7 @@ def load_document(file: str, raw: bytes) -> LoadResult:
         return LoadResult(
             None,
             [
-                _problem(
+                loader_problem(
                     file,
                     "top-level-not-mapping",
                     builder.positions.get((), (1, 1)),
@@ -220,7 +222,7 @@ def _check_json_syntax(file: str, text: str) -> Problem | None:
     try:
         json.loads(text, object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
-        return _problem(
+        return loader_problem(
             file,
             "yaml-syntax",
             (exc.lineno, exc.colno),
@@ -228,7 +230,7 @@ def _check_json_syntax(file: str, text: str) -> Problem | None:
             "check for a missing comma or quote just before this point",
         )
     except RecursionError:
-        return _problem(
+        return loader_problem(
             file,
             "nesting-too-deep",
             (1, 1),
@@ -277,7 +279,7 @@ class _Builder:
         self.notes: list[Problem] = []  # reported, but the document is still checked
 
     def refuse(self, name: str, mark: Mark, message: str, hint: str, path: Path = ()) -> _Refused:
-        return _Refused(_problem(self.file, name, mark, message, hint, format_path(path)))
+        return _Refused(loader_problem(self.file, name, mark, message, hint, format_path(path)))
 
     def build(self, text: str) -> Any:
         try:
@@ -407,7 +409,7 @@ class _Builder:
         if key in frame.seen:
             first = frame.seen[key]
             self.problems.append(
-                _problem(
+                loader_problem(
                     self.file,
                     "duplicate-key",
                     mark,
@@ -461,7 +463,7 @@ class _Builder:
             self.plain_non_text[path] = text
             if AMBIGUOUS_NUMBER.match(text):
                 self.notes.append(
-                    _problem(
+                    loader_problem(
                         self.file,
                         "ambiguous-number",
                         mark,

@@ -12,8 +12,8 @@ from casebank.cache import Cache, FileReport, entry_key, fingerprint
 from casebank.canonical import CaseDigest, git_blob_id
 from casebank.catalog import Catalog, build_catalog
 from casebank.errors import UsageError
-from casebank.loader import LOADER_RULES, load_document
-from casebank.problem import Problem, Result, Severity
+from casebank.loader import LOADER_RULES, load_document, loader_problem
+from casebank.problem import Problem, Result
 from casebank.repo import (
     CASE_SUFFIXES,
     CATALOG_FILE,
@@ -55,17 +55,12 @@ def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
     try:
         return (root / relative).read_bytes(), None
     except OSError as exc:
-        rule = LOADER_RULES["unreadable-file"]
-        return None, Problem(
-            file=relative,
-            line=1,
-            column=1,
-            rule=rule.code,
-            path="",
-            message=f"cannot read the file: {exc.strerror or exc}",
-            severity=Severity.ERROR,
-            hint="check that it is a regular, readable file",
-            name=rule.name,
+        return None, loader_problem(
+            relative,
+            "unreadable-file",
+            (1, 1),
+            f"cannot read the file: {exc.strerror or exc}",
+            "check that it is a regular, readable file",
         )
 
 
