@@ -159,7 +159,14 @@ def test_json_cases_load_with_positions_and_json_semantics() -> None:
 
 
 def test_json_syntax_errors_are_positioned() -> None:
-    assert refusal(b'{\n  "a": 1,\n}\n', "cases/x.json") == [("CB101", 3, 1)]
+    # a missing comma: every supported Python reports it at the next key
+    assert refusal(b'{\n  "a": 1\n  "b": 2\n}\n', "cases/x.json") == [("CB101", 3, 3)]
+
+
+def test_json_trailing_comma_is_refused() -> None:
+    # Python 3.13 points at the comma, older versions at the brace after it
+    [(rule, line, _)] = refusal(b'{\n  "a": 1,\n}\n', "cases/x.json")
+    assert rule == "CB101" and line in (2, 3)
 
 
 def test_json_duplicate_keys_are_refused() -> None:
