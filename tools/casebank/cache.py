@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from casebank.canonical import CaseDigest
 from casebank.problem import Problem
+from casebank.repo import write_atomically
 
 CACHE_DIR = ".casebank-cache"
 CACHE_FILE = "validate.json"
@@ -110,10 +109,8 @@ class Cache:
                 "key": self.key,
                 "entries": {k: _encode(v) for k, v in self.fresh.items()},
             }
-            fd, tmp = tempfile.mkstemp(dir=folder, prefix=".validate.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(payload, out, ensure_ascii=False, separators=(",", ":"))
-            os.replace(tmp, folder / CACHE_FILE)
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            write_atomically(folder / CACHE_FILE, text.encode("utf-8"))
         except OSError:
             pass  # a read-only checkout still validates; it just does not remember
 

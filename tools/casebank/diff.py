@@ -16,6 +16,7 @@ from typing import Any
 from casebank.canonical import content_hash, data_hash
 from casebank.manifest import CaseEntry
 from casebank.problem import Path, format_path
+from casebank.report import markdown_cell
 
 MISSING = object()  # a field absent on one side
 
@@ -173,10 +174,6 @@ def _where(d: CaseDiff) -> str:
     return state.path
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(diffs: list[CaseDiff], title: str) -> str:
     lines = [f"## {title}", ""]
     if not diffs:
@@ -191,15 +188,16 @@ def render_markdown(diffs: list[CaseDiff], title: str) -> str:
         lines += [
             f"### `{d.case_id}`: {d.status}",
             "",
-            f"`{_cell(_where(d))}`: {d.version_note}.",
+            f"`{markdown_cell(_where(d))}`: {d.version_note}.",
             "",
         ]
         if d.new is not None and d.new.data is None:
-            lines += [f"Cannot be read: {_cell(d.new.problem)}", ""]
+            lines += [f"Cannot be read: {markdown_cell(d.new.problem)}", ""]
         if d.changes:
             lines += ["| field | before | after |", "|---|---|---|"]
             lines += [
-                f"| `{_cell(c.path)}` | {_cell(show_value(c.old))} | {_cell(show_value(c.new))} |"
+                f"| `{markdown_cell(c.path)}` | {markdown_cell(show_value(c.old))} | "
+                f"{markdown_cell(show_value(c.new))} |"
                 for c in d.changes
             ]
             lines.append("")

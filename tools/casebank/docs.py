@@ -1,13 +1,16 @@
 """Generated documentation: docs/rules.md from the rule modules, docs/schema.md from the schema.
 
 Generated files are committed and a test regenerates them to catch drift; never edit them.
+``write_generated`` and ``stale_generated`` are the one way every command writes and checks them.
 """
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from casebank.repo import write_atomically
 from casebank.rules import all_rules
 from casebank.schema import CASE_SCHEMA, CATALOG_SCHEMA, SCHEMA_VERSION
 
@@ -156,3 +159,22 @@ def schema_markdown() -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def write_generated(root: Path, files: dict[str, str]) -> None:
+    """Write each generated file (repository-relative path -> content) atomically."""
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, content.encode("utf-8"))
+        print(f"wrote {relative}")
+
+
+def stale_generated(root: Path, files: dict[str, str]) -> list[str]:
+    """The generated files whose committed copy is missing or differs from ``files``."""
+    return [
+        relative
+        for relative, content in files.items()
+        if not (root / relative).is_file()
+        or (root / relative).read_text(encoding="utf-8") != content
+    ]

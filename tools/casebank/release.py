@@ -8,7 +8,6 @@ commits, tags and optionally pushes, and on any failure puts the repository back
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -36,7 +35,7 @@ from casebank.manifest import (
     tag_name,
     version_key,
 )
-from casebank.repo import CATALOG_FILE
+from casebank.repo import CATALOG_FILE, write_atomically
 
 if TYPE_CHECKING:
     from casebank.validate import Validation
@@ -428,7 +427,7 @@ class _Undo:
             target.parent.mkdir(parents=True)
             self.folders.append(target.parent)
         self.files[relative] = target.read_bytes() if target.is_file() else None
-        _write_atomically(target, content)
+        write_atomically(target, content)
 
     def rollback(self) -> None:
         failures = []
@@ -461,23 +460,10 @@ class _Undo:
             if before is None:
                 target.unlink(missing_ok=True)
             else:
-                _write_atomically(target, before)
+                write_atomically(target, before)
         for folder in reversed(self.folders):
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
-
-
-def _write_atomically(target: Path, content: bytes) -> None:
-    """Write through a temporary file in the same folder and rename it into place."""
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        with open(temporary, "wb") as sink:
-            sink.write(content)
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.replace(temporary, target)
-    finally:
-        temporary.unlink(missing_ok=True)
 
 
 def render_plan(release: Release, *, unchanged: bool = True) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
@@ -54,6 +55,21 @@ def case_files(root: Path) -> list[str]:
         return []
     found = (f"{CASES_DIR}/{e.name}" for e in entries if e.is_file())
     return sorted(p for p in found if is_case_path(p))
+
+
+def write_atomically(target: Path, content: bytes) -> None:
+    """Write through a unique temporary file in the same folder, then rename it into place:
+    readers see the old file or the new one, never half of it, and a failure leaves no stray file.
+    """
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            sink.write(content)
+            sink.flush()
+            os.fsync(sink.fileno())
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
 
 
 def relative_to_root(root: Path, path: Path) -> str:

@@ -101,7 +101,8 @@ class GithubReporter(Reporter):
                 summary.write(markdown_summary(result, acknowledged))
 
 
-def _cell(text: str) -> str:
+def markdown_cell(text: str) -> str:
+    """Text safe inside one cell of a markdown table."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -115,8 +116,8 @@ def markdown_summary(result: Result, acknowledged: int = 0) -> str:
         ]
         for p in result.sorted():
             lines.append(
-                f"| `{_cell(p.file)}` | {p.line} | {p.severity} | {p.rule} {p.name} | "
-                f"`{_cell(p.path)}` | {_cell(p.message)} |"
+                f"| `{markdown_cell(p.file)}` | {p.line} | {p.severity} | {p.rule} {p.name} | "
+                f"`{markdown_cell(p.path)}` | {markdown_cell(p.message)} |"
             )
         lines += ["", f"{_plural(len(per_file), 'file')} with problems.", ""]
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from casebank.docs import stale_generated, write_generated
 from casebank.errors import CasebankError
 from casebank.loader import load_document
 from casebank.repo import case_files, find_root
@@ -102,20 +103,17 @@ def readme_with_table(root: Path) -> str:
 
 def run(args: argparse.Namespace) -> int:
     root = find_root(args.root)
-    if args.write:
-        content = readme_with_table(root)
-        tmp = root / f".{README}.tmp"
-        tmp.write_text(content, encoding="utf-8")
-        tmp.replace(root / README)
-        print(f"updated the coverage table in {README}")
-        return 0
-    if args.check:
-        if readme_with_table(root) != (root / README).read_text(encoding="utf-8"):
+    if args.write or args.check:
+        files = {README: readme_with_table(root)}
+        if args.write:
+            write_generated(root, files)
+        elif stale_generated(root, files):
             raise CasebankError(
                 f"the coverage table in {README} is stale",
                 "run `casebank coverage --write` (or `nox -s docs`) and commit",
             )
-        print("the coverage table is up to date")
+        else:
+            print("the coverage table is up to date")
         return 0
     sys.stdout.write(coverage_markdown(root))
     return 0

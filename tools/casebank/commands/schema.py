@@ -6,8 +6,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from casebank.commands.coverage import README, readme_with_table
 from casebank.commands.new import case_template
-from casebank.docs import rules_markdown, schema_markdown
+from casebank.docs import rules_markdown, schema_markdown, stale_generated, write_generated
 from casebank.errors import CasebankError
 from casebank.jsonschema import case_json_schema, render
 from casebank.repo import find_root
@@ -27,7 +28,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     action.add_argument(
         "--write",
         action="store_true",
-        help=f"write {JSON_SCHEMA_FILE}, {SCHEMA_DOC_FILE} and {RULES_DOC_FILE}",
+        help="write every generated file: JSON Schema, docs, case template, README table",
     )
     action.add_argument(
         "--check",
@@ -44,6 +45,7 @@ def generated_files(root: Path) -> dict[str, str]:
         SCHEMA_DOC_FILE: schema_markdown(),
         RULES_DOC_FILE: rules_markdown(),
         TEMPLATE_FILE: case_template("your_case_id_001"),
+        **({README: readme_with_table(root)} if (root / README).is_file() else {}),
     }
 
 
@@ -51,20 +53,10 @@ def run(args: argparse.Namespace) -> int:
     root = find_root(args.root)
     files = generated_files(root)
     if args.write:
-        for relative, content in files.items():
-            target = root / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.tmp")
-            tmp.write_text(content, encoding="utf-8")
-            tmp.replace(target)
-            print(f"wrote {relative}")
+        write_generated(root, files)
         return 0
     if args.check:
-        stale = [
-            rel
-            for rel, content in files.items()
-            if not (root / rel).is_file() or (root / rel).read_text(encoding="utf-8") != content
-        ]
+        stale = stale_generated(root, files)
         if stale:
             raise CasebankError(
                 f"generated files are out of date: {', '.join(stale)}",
