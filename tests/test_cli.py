@@ -205,3 +205,26 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--version"])
     assert exit_info.value.code == 0
     assert capsys.readouterr().out.startswith("casebank ")
+
+
+def test_an_unreadable_case_file_is_reported_not_fatal(
+    make_repo: RepoMaker, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    root = make_repo({"valid_case.yaml": VALID_CASE, "locked.yaml": VALID_CASE})
+    real_read_bytes = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        if self.name == "locked.yaml":  # as root, permissions cannot make a read fail
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    code, out, _ = run(capsys, "validate", "--root", str(root), "--format", "json", "--no-cache")
+    problems = json.loads(out)["problems"]
+    assert code == 1
+    assert [(p["file"], p["line"], p["rule"]) for p in problems] == [
+        ("cases/locked.yaml", 1, "CB114")
+    ]
+    assert problems[0]["message"] == "cannot read the file: Permission denied"
