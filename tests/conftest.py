@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from casebank.catalog import build_catalog
-from casebank.check import Checker
-from casebank.loader import load_document
-from casebank.problem import Problem
-from casebank.validate import check_case_bytes
+from casebank.check.engine import Checker
+from casebank.check.problem import Problem
+from casebank.format.catalog import build_catalog
+from casebank.format.loader import load_document
 from gitrepo import GitRepo, dataset, isolate_git
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -32,7 +31,7 @@ def check_text(
     text: str, file: str = "cases/valid_case.yaml", checker: Checker | None = None
 ) -> list[Problem]:
     """Every problem the loader and the rules find in ``text`` (acknowledged ones excluded)."""
-    report = check_case_bytes(checker or _DEFAULT_CHECKER, file, text.encode("utf-8"))
+    report = (checker or _DEFAULT_CHECKER).check_file(file, text.encode("utf-8"))
     return sorted(report.problems)
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-import casebank.cache
-import casebank.validate
-from casebank.cache import CACHE_DIR, CACHE_FILE
+import casebank.check.cache
+import casebank.check.validate
+from casebank.check.cache import CACHE_DIR, CACHE_FILE
 from casebank.cli import main
 from conftest import VALID_CASE, RepoMaker, edit
 
@@ -62,7 +62,7 @@ def test_a_warm_run_really_uses_the_cache(
     def must_not_run(*_: object) -> None:
         raise AssertionError("a warm run with nothing changed must not check any file")
 
-    monkeypatch.setattr(casebank.validate, "check_case_bytes", must_not_run)
+    monkeypatch.setattr(casebank.check.validate, "check_all", must_not_run)
     assert report(root) == report(root)
 
 
@@ -105,7 +105,7 @@ def test_a_tool_upgrade_invalidates_the_cache(
     monkeypatch.setattr(casebank, "__version__", "99.0.0")
     assert report(root) == truth
     monkeypatch.undo()
-    monkeypatch.setattr(casebank.cache, "_source_digest", lambda: "edited rules")
+    monkeypatch.setattr(casebank.check.cache, "_source_digest", lambda: "edited rules")
     path.write_text(json.dumps(stored), encoding="utf-8")
     assert report(root) == truth
 
@@ -129,7 +129,7 @@ def test_worker_processes_report_the_same(
         for i in range(40)
     }
     root = make_repo(many)
-    monkeypatch.setattr(casebank.validate, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(casebank.check.validate, "PARALLEL_MIN", 1)
     serial = report(root, "--no-cache", "--jobs", "1")
     parallel = report(root, "--no-cache", "--jobs", "2")
     assert serial == parallel and serial[0] == 1

@@ -11,8 +11,7 @@ import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
 
-from casebank.canonical import (
-    attachment_of,
+from casebank.format.canonical import (
     canonical_json,
     changed_sections,
     content_hash,
@@ -20,6 +19,7 @@ from casebank.canonical import (
     digest_case,
     section_hashes,
 )
+from casebank.format.layout import attachment_of
 from gitrepo import case_text
 
 BASE = case_text("alpha", "Case alpha")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from casebank.catalog import build_catalog
-from casebank.check import Checker
-from casebank.loader import load_document
-from casebank.rules.catalog_entries import loinc_check_digit
+from casebank.check.engine import Checker
+from casebank.check.rules.catalog_entries import loinc_check_digit
+from casebank.format.catalog import build_catalog
+from casebank.format.loader import load_document
 from conftest import TEST_CATALOG, line_of
 
 

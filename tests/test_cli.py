@@ -68,7 +68,7 @@ def test_json_format_is_the_documented_object(
     )
 
 
-def test_github_format_escapes_and_writes_a_summary(
+def test_github_format_annotates_and_writes_no_file(
     make_repo: RepoMaker,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
@@ -83,12 +83,21 @@ def test_github_format_escapes_and_writes_a_summary(
     assert annotation.startswith(
         "::error file=cases/valid_case.yaml,line=10,col=8,title=CB203 wrong-type::patient.age: "
     )
-    table = summary.read_text(encoding="utf-8")
-    assert "| `cases/valid_case.yaml` | 10 | error | CB203 wrong-type |" in table
+    assert not summary.exists(), "reporters only format; CI appends the markdown format"
+
+
+def test_markdown_format_is_the_job_summary_table(
+    make_repo: RepoMaker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo({"valid_case.yaml": BROKEN})
+    code, out, _ = run(capsys, "validate", "--root", str(root), "--format", "markdown")
+    assert code == 1
+    assert out.startswith("## casebank validate\n")
+    assert "| `cases/valid_case.yaml` | 10 | error | CB203 wrong-type |" in out
 
 
 def test_github_escaping_of_newlines_percent_and_commas() -> None:
-    from casebank.report import escape_data, escape_property
+    from casebank.check.report import escape_data, escape_property
 
     assert escape_data("50%\nnext\r") == "50%25%0Anext%0D"
     assert escape_property("a,b:c") == "a%2Cb%3Ac"
@@ -118,7 +127,7 @@ def test_explicit_paths_check_only_those_files(
 def test_yml_and_json_case_files_are_accepted(
     make_repo: RepoMaker, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from casebank.loader import load_document
+    from casebank.format.loader import load_document
 
     loaded = load_document("x.yaml", VALID_CASE.encode())
     assert loaded.document is not None

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from casebank.loader import load_document
-from casebank.repo import case_files
-from casebank.validate import validate_repository
+from casebank.check.validate import Options, validate_repository
+from casebank.format.loader import load_document
+from casebank.workspace import case_files
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_whole_dataset_passes_strict_validation() -> None:
-    result = validate_repository(ROOT, use_cache=False)
+    result = validate_repository(ROOT, None, Options(cache=False))
     problems = [f"{p.file}:{p.line}: [{p.rule}] {p.message}" for p in result.sorted()]
     assert problems == []
     assert result.files_checked == len(case_files(ROOT)) + 1
@@ -50,7 +50,7 @@ def test_the_starter_set_is_broad(cases: list[dict[str, object]]) -> None:
 
 
 def test_the_catalog_is_full() -> None:
-    from casebank.validate import check_catalog
+    from casebank.check.validate import check_catalog
 
     loaded = check_catalog(ROOT)
     assert loaded.catalog is not None and loaded.problems == []

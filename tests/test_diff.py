@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from casebank.cli import main
-from casebank.diff import MISSING, FieldChange, field_changes
+from casebank.release.diff import MISSING, FieldChange, field_changes
 from gitrepo import GitRepo, case_text
 
 pytestmark = pytest.mark.usefixtures("isolated_git")

@@ -11,9 +11,9 @@ import pytest
 from git.cmd import Git
 
 from casebank.errors import CasebankError
-from casebank.history import Snapshot, scan_history
-from casebank.loader import load_document
-from casebank.manifest import Author
+from casebank.format.loader import load_document
+from casebank.release.history import Snapshot, scan_history
+from casebank.release.manifest import Author
 from gitrepo import ANN, BOB, CATALOG, GitRepo, case_text
 
 CAROL = ("Carol Clinician", "carol@example.org")
@@ -173,7 +173,7 @@ def test_one_log_and_one_blob_process_per_pass(
 
 
 def test_a_shallow_clone_is_refused_with_a_hint(repo: GitRepo, tmp_path: Path) -> None:
-    from casebank.git import check_repository
+    from casebank.release.git import check_repository
 
     repo.write("cases/alpha.yaml", case_text("alpha", "Later"))
     repo.commit("Later")
@@ -185,7 +185,7 @@ def test_a_shallow_clone_is_refused_with_a_hint(repo: GitRepo, tmp_path: Path) -
 
 
 def test_outside_a_repository_is_refused(tmp_path: Path) -> None:
-    from casebank.git import check_repository
+    from casebank.release.git import check_repository
 
     folder = tmp_path / "plain"
     folder.mkdir()
@@ -195,7 +195,7 @@ def test_outside_a_repository_is_refused(tmp_path: Path) -> None:
 
 
 def test_blob_reads_stream_in_request_order(repo: GitRepo) -> None:
-    from casebank.git import read_blobs
+    from casebank.release.git import read_blobs
 
     ids = [repo.git("rev-parse", f"HEAD:cases/{c}.yaml").strip() for c in ("gamma", "alpha")]
     found: Iterator[tuple[str, bytes]] = read_blobs(repo.root, ids * 200)
@@ -208,13 +208,13 @@ def test_blob_reads_stream_in_request_order(repo: GitRepo) -> None:
 def test_worker_processes_give_the_same_facts(
     repo: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import casebank.history
     import casebank.parallel
+    import casebank.release.history
 
     repo.write("cases/alpha/attachments/scan.pdf", b"%PDF-1.4")
     repo.write("cases/beta.yaml", case_text("beta", "Changed"))
     repo.commit("More")
     alone = snapshot(repo)
-    monkeypatch.setattr(casebank.history, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(casebank.parallel, "workers", lambda: 2)
+    monkeypatch.setattr(casebank.release.history, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(casebank.parallel, "workers", lambda jobs=None: 2)
     assert snapshot(repo) == alone

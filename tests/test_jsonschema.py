@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
-from casebank.catalog import build_catalog
-from casebank.jsonschema import case_json_schema
+from casebank.format.catalog import build_catalog
+from casebank.format.jsonschema import case_json_schema
 from conftest import TEST_CATALOG, VALID_CASE, edit
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -4,36 +4,52 @@ from __future__ import annotations
 
 import pytest
 
+from casebank.check.validate import validate_repository
 from casebank.cli import main
-from casebank.validate import validate_repository
 from conftest import RepoMaker
 
 FILLED = {
-    '"TODO: a short title, e.g. Acute chest pain in a smoker"': '"Fever and flank pain"',
+    '"TODO: short human title, e.g. Acute chest pain in a smoker"': '"Fever and flank pain"',
     "difficulty: null": "difficulty: easy",
-    '"TODO: one specialty from catalog.yaml, e.g. emergency_medicine"': "emergency_medicine",
-    '["TODO: keywords from catalog.yaml, e.g. chest_pain"]': "[triage]",
+    '"TODO: main specialty, from the catalog\'s specialties, e.g. emergency_medicine"': (
+        "emergency_medicine"
+    ),
+    '["TODO: keywords for search and filtering, from the catalog\'s tags, e.g. chest_pain"]': (
+        "[triage]"
+    ),
     "age: null": "age: 40",
     "sex: null": "sex: female",
-    '"TODO: who the patient is and how they come across"': '"A teacher, calm."',
-    '"TODO: the complaint in the patient\'s own words"': '"Chest pain"',
-    "TODO: the true story the simulated patient draws on. Symptoms and timeline only;\n"
-    "    never name the diagnosis.": "Pressing pain for an hour.",
-    '["TODO: a question a competent clinician must ask"]': '["Onset"]',
-    '["TODO: a question that adds value"]': '["Exertion"]',
-    '["TODO: a finding that must not be missed"]': '["Syncope"]',
+    '"TODO: how the patient comes across: occupation, manner, worries"': '"A teacher, calm."',
+    '"TODO: the complaint in the patient\'s words, e.g. Chest pain"': '"Chest pain"',
+    '"TODO: the true story the simulated patient draws on; never name the diagnosis, e.g. '
+    'Substernal pressure for 45 minutes, started at rest."': '"Pressing pain for an hour."',
+    '["TODO: questions a competent clinician must ask, e.g. Onset and duration of the pain"]': (
+        '["Onset"]'
+    ),
+    '["TODO: questions that add value, e.g. Recent exertion or stress"]': '["Exertion"]',
+    '["TODO: findings that must not be missed, e.g. Syncope"]': '["Syncope"]',
     '"TODO: general appearance"': '"Pale"',
-    '"TODO: the diagnosis the case is built around"': '"Unstable angina"',
-    '["TODO: the differential, most likely first"]': '["Unstable angina", "NSTEMI"]',
-    '["TODO: tests from catalog.yaml that must be ordered"]': "[ECG]",
-    '"TODO: test name from catalog.yaml"': "ECG",
-    '"TODO: the result"': '"Sinus rhythm, ST depression in V4-V6."',
-    '["TODO: diagnostic steps"]': '["Serial troponins"]',
-    '["TODO: treatment steps, with standard doses"]': '["Aspirin 300 mg"]',
-    '["TODO: what must not be done"]': '["Discharge home"]',
-    '["TODO: follow-up"]': '["Cardiology clinic"]',
-    '["TODO: other names for the diagnosis that count as correct"]': '["Crescendo angina"]',
-    '["TODO: an error that fails the answer"]': '["Missing the ECG changes"]',
+    '"TODO: the diagnosis the case is built around, e.g. Acute coronary syndrome '
+    '(ST-elevation myocardial infarction)"': '"Unstable angina"',
+    '["TODO: ranked differential diagnosis, most likely first, e.g. ST-elevation myocardial '
+    'infarction"]': '["Unstable angina", "NSTEMI"]',
+    '["TODO: tests that must be ordered, e.g. ECG"]': "[ECG]",
+    '"TODO: a test name from catalog.yaml"': "ECG",
+    "type: null": "type: text_report",
+    '"TODO: the result: a number for lab_value, text otherwise"': (
+        '"Sinus rhythm, ST depression in V4-V6."'
+    ),
+    '["TODO: diagnostic steps, e.g. Serial troponins"]': '["Serial troponins"]',
+    '["TODO: treatment steps, e.g. Aspirin unless contraindicated"]': '["Aspirin 300 mg"]',
+    '["TODO: things that must not be done, e.g. Thrombolysis with active bleeding"]': (
+        '["Discharge home"]'
+    ),
+    '["TODO: follow-up, e.g. Cardiology review"]': '["Cardiology clinic"]',
+    '["TODO: other names for the final diagnosis that count as correct, e.g. STEMI"]': (
+        '["Crescendo angina"]'
+    ),
+    '["TODO: errors that fail the answer whatever else it gets right, e.g. Discharging a '
+    'patient with ongoing ischaemic chest pain"]': '["Missing the ECG changes"]',
 }
 
 

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from casebank import git
-from casebank.changelog import HEADER, insert_section
 from casebank.cli import main
 from casebank.errors import CasebankError
-from casebank.manifest import dumps, loads
-from casebank.schema import SCHEMA_VERSION, schema_fingerprint
+from casebank.format.schema import SCHEMA_VERSION, schema_fingerprint
+from casebank.release import git
+from casebank.release.changelog import HEADER, insert_section
+from casebank.release.manifest import dumps, loads
 from gitrepo import ANN, BOB, RELEASE_CLOCK, GitRepo, case_text
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -187,6 +187,26 @@ def test_dry_run_prints_the_plan_and_writes_nothing(
     assert table[6].split() == ["unchanged", "beta", "1"]
     assert table[6].index("beta") == table[3].index("delta")  # aligned columns
     assert table[-1] == "3 cases: 1 added, 1 changed, 1 removed, 1 unchanged"
+
+
+def ignored_state(repo: GitRepo) -> tuple[str, dict[str, bytes]]:
+    """`git status --porcelain --ignored`, and the bytes of every ignored file."""
+    status = repo.git("status", "--porcelain", "--ignored", "--untracked-files=all")
+    ignored = [line[3:] for line in status.splitlines() if line.startswith("!! ")]
+    return status, {p: (repo.root / p).read_bytes() for p in ignored if (repo.root / p).is_file()}
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["no cache", "warm cache"])
+def test_dry_run_writes_nothing_not_even_the_cache(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str], warm: bool
+) -> None:
+    if warm:
+        assert cli(capsys, "validate", "--root", str(repo.root))[0] == 0
+    repo.write("cases/delta.yaml", case_text("delta"))  # a file validation has not seen
+    repo.commit("Add delta")
+    before = ignored_state(repo)
+    assert release(capsys, repo, "1.0.0", "--dry-run")[0] == 0
+    assert ignored_state(repo) == before
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from casebank.rules.results import parse_reference_range
+from casebank.check.rules.results import parse_reference_range
 from conftest import VALID_CASE, check_text, edit, found, line_of
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from casebank.schema import CASE_SCHEMA
+from casebank.format.schema import CASE_SCHEMA
 from conftest import VALID_CASE, check_text, edit, found, line_of
 
 

@@ -4,45 +4,44 @@ Exit codes, shared by every command (DESIGN.md):
     0  done, and nothing wrong
     1  the data or the repository is wrong, or the command refused to act on it
     2  usage error or internal failure
+
+Each command lives in ``casebank/commands/<name>.py`` and provides ``HELP``, ``register(parser)``
+and ``run(args)``. The options every command shares are declared here, once: ``--root`` (unless
+the command sets ``USES_ROOT = False``), ``--format`` with the choices of the command's
+``FORMATS`` and its ``DEFAULT_FORMAT``, and ``--debug``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Protocol, cast
+from pathlib import Path
+from types import ModuleType
 
 from casebank import __version__
-from casebank.errors import CasebankError, UsageError
+from casebank.errors import DEBUG_VARIABLE, CasebankError, UsageError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-# Each command lives in casebank/commands/<module>.py and provides register() and run().
-COMMANDS: dict[str, str] = {
-    "validate": "validate",
-    "rules": "rules",
-    "new": "new",
-    "schema": "schema",
-    "diff": "diff",
-    "release": "release",
-    "verify": "verify",
-    "show": "show",
-    "history": "history",
-    "coverage": "coverage",
-}
-
-
-class Command(Protocol):
-    HELP: str
-
-    def register(self, parser: argparse.ArgumentParser) -> None: ...
-
-    def run(self, args: argparse.Namespace) -> int: ...
+COMMANDS = (
+    "validate",
+    "rules",
+    "new",
+    "schema",
+    "generate",
+    "diff",
+    "release",
+    "verify",
+    "show",
+    "history",
+    "coverage",
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,14 +49,34 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def _load(name: str) -> Command | None:
-    module = f"casebank.commands.{COMMANDS[name]}"
-    try:
-        return cast(Command, importlib.import_module(module))
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
+def _load(name: str) -> ModuleType:
+    return importlib.import_module(f"casebank.commands.{name}")
+
+
+def _shared_options(command: ModuleType) -> _Parser:
+    """The options a command shares with the others, declared once."""
+    shared = _Parser(add_help=False)
+    if getattr(command, "USES_ROOT", True):
+        shared.add_argument(
+            "--root",
+            type=Path,
+            help="repository root (default: the one holding the current folder)",
+        )
+    formats = getattr(command, "FORMATS", None)
+    if formats:
+        shared.add_argument(
+            "--format",
+            choices=list(formats),
+            default=getattr(command, "DEFAULT_FORMAT", next(iter(formats))),
+            help=getattr(command, "FORMAT_HELP", "output format"),
+        )
+    shared.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of an internal error",
+    )
+    return shared
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -67,15 +86,21 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Validate clinical cases and cut reproducible, versioned dataset releases.",
     )
     parser.add_argument("--version", action="version", version=f"casebank {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an internal error"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     words = [a for a in (argv or []) if not a.startswith("-")]
     wanted = [words[0]] if words and words[0] in COMMANDS else list(COMMANDS)
     for name in wanted:
         command = _load(name)
-        if command is None:
-            continue
-        command_parser = sub.add_parser(name, help=command.HELP, description=command.HELP)
+        command_parser = sub.add_parser(
+            name,
+            help=command.HELP,
+            description=command.HELP,
+            parents=[_shared_options(command)],
+        )
         command_parser.set_defaults(_run=command.run)
         command.register(command_parser)
     return parser
@@ -83,9 +108,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run casebank; return the exit code instead of exiting, so tests can call it."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in arguments
     try:
-        arguments = list(sys.argv[1:] if argv is None else argv)
         args = build_parser(arguments).parse_args(arguments)
+        if debug:
+            os.environ[DEBUG_VARIABLE] = "1"
         code: int = args._run(args)
         return code
     except UsageError as exc:
@@ -101,10 +129,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
-    except Exception:  # the boundary: an internal failure is a bug, reported as such
+    except Exception as exc:  # the boundary: an internal failure is a bug, reported as such
         print(
-            "casebank: internal error (this is a bug in casebank; please report it):",
+            f"casebank: internal error ({type(exc).__name__}: {exc}); this is a bug in casebank, "
+            "please report it",
             file=sys.stderr,
         )
-        traceback.print_exc()
+        if debug:
+            traceback.print_exc()
+        else:
+            print("  run the command again with --debug to see the traceback", file=sys.stderr)
         return EXIT_USAGE

@@ -13,3 +13,7 @@ class CasebankError(Exception):
 
 class UsageError(Exception):
     """The command line is wrong: exit code 2."""
+
+
+# Set by `casebank --debug` (and inherited by worker processes): show internal tracebacks.
+DEBUG_VARIABLE = "CASEBANK_DEBUG"

@@ -1,8 +1,9 @@
-"""Spread CPU-bound work over worker processes, in chunks, with bounded memory.
+"""The one process pool: CPU-bound work over worker processes, in chunks, with bounded memory.
 
-Hashing every version of every case is dominated by YAML parsing, which holds the GIL; on a
-multi-core machine the chunks go to a process pool (spawned, so no thread is ever forked).
-Results come back in input order, and only a few chunks are in flight at once.
+Checking cases and hashing every version of every case are dominated by YAML parsing, which
+holds the GIL; on a multi-core machine the chunks go to a process pool (spawned, so no thread is
+ever forked). Results come back in input order, and only a few chunks are in flight at once. The
+same function runs in-process when the pool would not pay for itself, so both paths share code.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from itertools import islice
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,7 +22,10 @@ R = TypeVar("R")
 MAX_WORKERS = 8
 
 
-def workers() -> int:
+def workers(jobs: int | None = None) -> int:
+    """How many processes to use: ``jobs`` if given, else one per available core (at most 8)."""
+    if jobs is not None:
+        return max(1, jobs)
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
@@ -41,18 +45,26 @@ def map_chunks(
     *,
     size: int = 200,
     parallel: bool = True,
+    jobs: int | None = None,
+    initializer: Callable[..., None] | None = None,
+    initargs: Sequence[Any] = (),
 ) -> Iterator[R]:
     """``function`` applied to consecutive chunks of ``items``; the results, in order.
 
-    ``function`` must be a module-level function (it is pickled by reference).
+    ``function`` and ``initializer`` must be module-level functions (they are pickled by
+    reference); ``initializer(*initargs)`` runs once in each worker, or once here in-process.
     """
-    count = workers() if parallel else 1
+    count = workers(jobs) if parallel else 1
     if count < 2:
+        if initializer is not None:
+            initializer(*initargs)
         for chunk in _chunks(items, size):
             yield from function(chunk)
         return
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=count, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=count, mp_context=context, initializer=initializer, initargs=tuple(initargs)
+    ) as pool:
         pending: deque[Future[list[R]]] = deque()
         for chunk in _chunks(items, size):
             pending.append(pool.submit(function, chunk))

@@ -11,11 +11,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from casebank.docs import stale_generated, write_generated
 from casebank.errors import CasebankError
-from casebank.loader import load_document
-from casebank.repo import case_files, find_root
-from casebank.schema import DIFFICULTIES
+from casebank.format.loader import load_document
+from casebank.format.schema import DIFFICULTIES
+from casebank.workspace import case_files, find_root, stale_generated, write_generated
 
 HELP = "Summarise the dataset: cases by specialty and difficulty (markdown)."
 
@@ -25,7 +24,6 @@ END = "<!-- coverage:end -->"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", type=Path, help="repository root")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help=f"refresh the table in {README}")
     action.add_argument(

@@ -11,19 +11,26 @@ import argparse
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-from casebank import git
-from casebank.canonical import sha256_hex
-from casebank.diff import CaseState, diff_cases, render_markdown, render_text
 from casebank.errors import CasebankError, UsageError
-from casebank.loader import load_document
-from casebank.release import latest_entries, previous_manifests
-from casebank.repo import CASES_DIR, case_files, case_id_from_path, find_root, is_case_path
+from casebank.format.canonical import sha256_hex
+from casebank.format.layout import (
+    ATTACHMENTS_DIR,
+    CASES_DIR,
+    attachment_of,
+    case_id_from_path,
+    is_case_path,
+)
+from casebank.format.loader import load_document
+from casebank.release import git
+from casebank.release.diff import CaseState, diff_cases, render_markdown, render_text
+from casebank.release.plan import latest_entries
+from casebank.release.prepare import previous_manifests
+from casebank.workspace import case_files, find_root
 
 HELP = "Show what changed in the cases between two revisions, field by field."
-
-ATTACHMENTS = "attachments"
+FORMATS = ("text", "markdown")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -36,33 +43,26 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "head", nargs="?", metavar="HEAD", help="revision to compare to (default: the working tree)"
     )
-    parser.add_argument("--root", type=Path, help="repository root")
-    parser.add_argument("--format", choices=["text", "markdown"], default="text")
 
 
 def _state(relative: str, raw: bytes, attachments: dict[str, str]) -> CaseState:
     loaded = load_document(relative, raw)
     if loaded.document is None:
-        problem = loaded.problems[0]
+        from casebank.check.engine import all_rules, stamp_issue  # only for unreadable files
+
+        all_rules()
+        problem = stamp_issue(relative, loaded.issues[0])
         return CaseState(
             relative, None, attachments, f"line {problem.line}: {problem.message} [{problem.rule}]"
         )
     return CaseState(relative, loaded.document.data, attachments)
 
 
-def _attachment_of(relative: str) -> tuple[str, str] | None:
-    """(case_id, path below attachments/) for ``cases/<id>/attachments/<path>``."""
-    parts = PurePosixPath(relative).parts
-    if len(parts) >= 4 and parts[0] == CASES_DIR and parts[2] == ATTACHMENTS:
-        return parts[1], "/".join(parts[3:])
-    return None
-
-
 def worktree_cases(root: Path) -> dict[str, CaseState]:
     attachments: dict[str, dict[str, str]] = {}
     folder = root / CASES_DIR
-    for path in folder.glob(f"*/{ATTACHMENTS}/**/*") if folder.is_dir() else []:
-        found = _attachment_of(path.relative_to(root).as_posix()) if path.is_file() else None
+    for path in folder.glob(f"*/{ATTACHMENTS_DIR}/**/*") if folder.is_dir() else []:
+        found = attachment_of(path.relative_to(root).as_posix()) if path.is_file() else None
         if found:
             attachments.setdefault(found[0], {})[found[1]] = sha256_hex(path.read_bytes())
     return {
@@ -76,11 +76,11 @@ def worktree_cases(root: Path) -> dict[str, CaseState]:
 def revision_cases(root: Path, commit: str) -> dict[str, CaseState]:
     entries = [e for e in git.list_tree(root, commit, CASES_DIR) if e.object_type == "blob"]
     cases = {e.oid: e.path for e in entries if is_case_path(e.path)}
-    attached = {e.oid: e.path for e in entries if _attachment_of(e.path)}
+    attached = {e.oid: e.path for e in entries if attachment_of(e.path)}
     blobs = dict(git.read_blobs(root, _unique([*cases, *attached])))
     attachments: dict[str, dict[str, str]] = {}
     for oid, path in attached.items():
-        found = _attachment_of(path)
+        found = attachment_of(path)
         assert found is not None
         attachments.setdefault(found[0], {})[found[1]] = sha256_hex(blobs[oid])
     states = {}
@@ -112,9 +112,9 @@ def default_base(root: Path) -> str:
     candidates = [f"origin/{target}", target] if target else ["main", "origin/main", "master"]
     for candidate in candidates:
         if candidate and git.resolve_commit(root, candidate):
-            out = git.run(root, ["merge-base", "HEAD", candidate]).decode().strip()
-            if out:
-                return out
+            found = git.merge_base(root, "HEAD", candidate)
+            if found:
+                return found
     raise CasebankError(
         "cannot find the main branch to compare with",
         "name the revision to compare from: `casebank diff BASE`",

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from casebank.errors import CasebankError
-from casebank.history import ReleasedVersion, released_versions
-from casebank.release import previous_manifests, require_head
-from casebank.repo import find_root
+from casebank.release.history import ReleasedVersion, released_versions
+from casebank.release.prepare import previous_manifests, require_head
+from casebank.workspace import find_root
 
 HELP = "List a case's released versions: release, date, commit, authors, sections changed."
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("case", metavar="CASE_ID", help="the case id")
-    parser.add_argument(
-        "--root", type=Path, help="repository root (default: the one holding the current folder)"
-    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,4 +1,9 @@
-"""`casebank release X.Y.Z`: cut a dataset release (manifest, changelog, commit, annotated tag)."""
+"""`casebank release X.Y.Z`: cut a dataset release (manifest, changelog, commit, annotated tag).
+
+This command is where the two sides meet: it runs validation (the check side), hands the digests
+validation computed to the release side's preparation, and applies the plan. A dry run reads the
+validation cache but writes nothing, not even the cache.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +11,25 @@ import argparse
 import sys
 from pathlib import Path
 
-from casebank.errors import UsageError
-from casebank.release import (
-    apply_release,
+from casebank.errors import CasebankError, UsageError
+from casebank.format.canonical import CaseDigest
+from casebank.release.apply import apply_release
+from casebank.release.plan import render_plan, suggest_version
+from casebank.release.prepare import (
+    Seed,
+    check_preconditions,
     current_state,
     prepare_release,
     previous_manifests,
-    render_plan,
     require_head,
-    suggest_version,
 )
-from casebank.repo import find_root
+from casebank.workspace import find_root
 
 HELP = "Cut a dataset release: assign case versions, write the manifest and changelog, tag."
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("version", nargs="?", metavar="X.Y.Z", help="the release's version")
-    parser.add_argument(
-        "--root", type=Path, help="repository root (default: the one holding the current folder)"
-    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -43,6 +47,25 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote", default="origin", help="where --push pushes (default: origin)")
 
 
+def validated_digests(root: Path, *, dry_run: bool) -> Seed:
+    """Validate the working tree (refusing on any error) and return the digests it computed."""
+    from casebank.check.validate import Options, validate_repository
+    from casebank.format.canonical import file_digest
+
+    result = validate_repository(root, None, Options(write_cache=not dry_run, annotate=file_digest))
+    if result.errors:
+        first = result.sorted()[0]
+        raise CasebankError(
+            f"validation found {result.errors} error(s), e.g. {first.file}:{first.line}: "
+            f"{first.message}",
+            "run `casebank validate` and fix every error before releasing",
+        )
+    return [
+        (note["blob"], path, CaseDigest(**{k: v for k, v in note.items() if k != "blob"}))
+        for path, note in result.annotations.items()
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     root = find_root(args.root)
     if args.suggest:
@@ -55,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.version is None:
         raise UsageError("give the version to release (X.Y.Z), or --suggest")
-    prepared = prepare_release(root, args.version, push=args.push and not args.dry_run)
+    pre = check_preconditions(root, args.version, push=args.push and not args.dry_run)
+    seed = validated_digests(root, dry_run=args.dry_run)
+    prepared = prepare_release(root, args.version, pre, seed=seed)
     if args.dry_run:
         print(render_plan(prepared.release))
         return 0

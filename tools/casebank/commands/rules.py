@@ -6,23 +6,21 @@ import argparse
 import json
 import sys
 
-from casebank.rules import all_rules
-
 HELP = "List every rule casebank checks (code, name, severity, summary)."
+USES_ROOT = False
+FORMATS = ("text", "json", "markdown")
+FORMAT_HELP = "text (default), json, or markdown (the source of docs/rules.md)"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--format",
-        choices=["text", "json", "markdown"],
-        default="text",
-        help="text (default), json, or markdown (the source of docs/rules.md)",
-    )
+    pass
 
 
 def run(args: argparse.Namespace) -> int:
+    from casebank.check.engine import all_rules
+
     if args.format == "markdown":
-        from casebank.docs import rules_markdown
+        from casebank.check.rulesdoc import rules_markdown
 
         sys.stdout.write(rules_markdown())
         return 0

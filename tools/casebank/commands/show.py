@@ -5,13 +5,12 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
-from casebank import git
 from casebank.errors import CasebankError, UsageError
-from casebank.manifest import CaseEntry, Manifest, parse_version
-from casebank.release import previous_manifests, require_head
-from casebank.repo import find_root
+from casebank.release import git
+from casebank.release.manifest import CaseEntry, Manifest, parse_version
+from casebank.release.prepare import previous_manifests, require_head
+from casebank.workspace import find_root
 
 HELP = "Print a case exactly as released (the latest version, or CASE_ID@VERSION)."
 
@@ -26,9 +25,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--release", metavar="X.Y.Z", help="the case as it was in this dataset release"
-    )
-    parser.add_argument(
-        "--root", type=Path, help="repository root (default: the one holding the current folder)"
     )
 
 

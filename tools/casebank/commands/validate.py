@@ -6,13 +6,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from casebank.cache import CACHE_DIR
+from casebank.check.cache import CACHE_DIR
+from casebank.check.report import FORMATS as REPORT_FORMATS
+from casebank.check.report import REPORTERS, pick_format
+from casebank.check.validate import Options, Validation, validate_files, validate_repository
 from casebank.errors import UsageError
-from casebank.repo import find_root
-from casebank.report import FORMATS, REPORTERS, pick_format
-from casebank.validate import Validation, changed_since, validate_files, validate_repository
+from casebank.format.canonical import file_digest
+from casebank.workspace import find_root
 
 HELP = "Check cases and the catalog; report problems with file, line and field."
+FORMATS = REPORT_FORMATS  # every reporter in the registry, and auto
+DEFAULT_FORMAT = "auto"
+FORMAT_HELP = "output format (default: auto, which is github under GitHub Actions, else text)"
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -21,17 +26,6 @@ def register(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         metavar="PATH",
         help="case files or folders to check (default: every case and the catalog)",
-    )
-    parser.add_argument(
-        "--root",
-        type=Path,
-        help="repository root (default: the one holding the current folder)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="auto",
-        help="output format (default: auto, which is github under GitHub Actions, else text)",
     )
     parser.add_argument(
         "--strict", action="store_true", help="fail (exit 1) on warnings too, not only errors"
@@ -52,16 +46,23 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def options(args: argparse.Namespace) -> Options:
+    # The digest is what a release needs of each file; keeping it now makes a later release
+    # reuse this run's parsing (the cache stores it with the problems).
+    return Options(cache=not args.no_cache, jobs=args.jobs, annotate=file_digest)
+
+
 def _validate(args: argparse.Namespace, root: Path) -> Validation:
-    options = {"use_cache": not args.no_cache, "jobs": args.jobs}
     if not args.changed_since:
-        return validate_repository(root, args.paths, **options)
+        return validate_repository(root, args.paths, options(args))
     if args.paths:
         raise UsageError("give either paths or --changed-since, not both")
-    catalog_changed, files = changed_since(root, args.changed_since)
+    from casebank.release.git import changed_files  # the git layer: only this option needs it
+
+    catalog_changed, files = changed_files(root, args.changed_since)
     if catalog_changed:  # every case's checks depend on the catalog
-        return validate_repository(root, **options)
-    return validate_files(root, files, with_catalog=False, **options)
+        return validate_repository(root, None, options(args))
+    return validate_files(root, files, with_catalog=False, options=options(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from casebank.repo import find_root
-from casebank.verify import verify_repository
+from casebank.release.verify import verify_repository
+from casebank.workspace import find_root
 
 HELP = "Verify every release: manifests recomputed from git, tags, and case version rules."
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--root", type=Path, help="repository root (default: the one holding the current folder)"
-    )
+    pass
 
 
 def run(args: argparse.Namespace) -> int:

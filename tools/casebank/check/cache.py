@@ -1,0 +1,127 @@
+"""A validation cache that can never hide a problem.
+
+Each file's problems are stored under the SHA-256 of its repository path and its bytes; the whole
+cache is keyed by a fingerprint of everything else that decides what a file's problems are: the
+source code of the format and check packages (so a tool upgrade, or any local edit of a rule,
+starts afresh), the catalog's bytes, the Python version, and the name of the caller's annotation
+(kept with each file's problems, so that a release can reuse what validation parsed).
+Repository-wide checks (duplicate ids) are never cached. The cache lives in ``.casebank-cache/``
+(git-ignored), is written atomically, and a missing, corrupt or foreign cache file is simply
+treated as empty. A dry run opens it read-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from casebank.check.engine import FileReport
+from casebank.check.problem import Problem
+from casebank.workspace import write_atomically
+
+CACHE_DIR = ".casebank-cache"
+CACHE_FILE = "validate.json"
+FORMAT = 3
+# The packages whose code decides what a file's problems are.
+_PACKAGES = ("format", "check")
+
+
+def _source_digest() -> str:
+    """SHA-256 of the format and check packages' source files, in a fixed order."""
+    package = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for name in _PACKAGES:
+        for path in sorted((package / name).rglob("*.py")):
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def fingerprint(catalog_bytes: bytes | None, annotation: str = "") -> str:
+    from casebank import __version__
+
+    digest = hashlib.sha256()
+    for part in (
+        str(FORMAT),
+        __version__,
+        _source_digest(),
+        sys.version,
+        annotation,
+        hashlib.sha256(catalog_bytes or b"").hexdigest(),
+    ):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def entry_key(relative: str, raw: bytes) -> str:
+    return hashlib.sha256(relative.encode() + b"\0" + raw).hexdigest()
+
+
+@dataclass
+class Cache:
+    root: Path
+    key: str
+    entries: dict[str, FileReport] = field(default_factory=dict)
+    fresh: dict[str, FileReport] = field(default_factory=dict)  # what this run saw, to save
+    changed: bool = False
+    writable: bool = True
+
+    @classmethod
+    def open(cls, root: Path, key: str, *, writable: bool = True) -> Cache:
+        cache = cls(root, key, writable=writable)
+        try:
+            stored = json.loads((root / CACHE_DIR / CACHE_FILE).read_text(encoding="utf-8"))
+            if stored.get("format") == FORMAT and stored.get("key") == key:
+                cache.entries = {k: _decode(v) for k, v in stored["entries"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            cache.entries = {}  # no cache, or one we cannot trust: start afresh
+        return cache
+
+    def get(self, key: str) -> FileReport | None:
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.fresh[key] = hit
+        return hit
+
+    def put(self, key: str, entry: FileReport) -> None:
+        self.fresh[key] = entry
+        self.changed = True
+
+    def save(self) -> None:
+        """Keep only the entries this run used, so the cache never grows without bound.
+
+        A read-only cache (``writable=False``, as in a dry run) never writes."""
+        if not self.writable or (not self.changed and len(self.fresh) == len(self.entries)):
+            return
+        folder = self.root / CACHE_DIR
+        try:
+            folder.mkdir(exist_ok=True)
+            payload = {
+                "format": FORMAT,
+                "key": self.key,
+                "entries": {k: _encode(v) for k, v in self.fresh.items()},
+            }
+            text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+            write_atomically(folder / CACHE_FILE, text.encode("utf-8"))
+        except OSError:
+            pass  # a read-only checkout still validates; it just does not remember
+
+
+def _encode(entry: FileReport) -> dict[str, object]:
+    def problems(group: list[Problem]) -> list[dict[str, object]]:
+        return [{**p.to_dict(), "name": p.name} for p in group]
+
+    return {"p": problems(entry.problems), "a": problems(entry.acknowledged), "x": entry.annotation}
+
+
+def _decode(raw: dict[str, Any]) -> FileReport:
+    def problems(group: list[dict[str, object]]) -> list[Problem]:
+        return [Problem.from_dict(p, name=str(p.get("name", ""))) for p in group]
+
+    return FileReport(problems(raw["p"]), problems(raw["a"]), raw["x"])

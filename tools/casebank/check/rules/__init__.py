@@ -1,0 +1,18 @@
+"""Every rule casebank checks, one family per module. Importing this package registers them."""
+
+from __future__ import annotations
+
+from casebank.check.rules import (  # noqa: F401  (imported for their registrations)
+    acknowledgements,
+    catalog_entries,
+    content,
+    identity,
+    internal,
+    loading,
+    placeholders,
+    references,
+    results,
+    schema,
+    scoring,
+    vocabulary,
+)

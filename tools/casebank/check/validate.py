@@ -1,0 +1,243 @@
+"""A validation run: read the files, load and check each one, collect one Result.
+
+The engine (``casebank.check.engine``) checks what it is handed; this module is what hands it
+the repository: it reads the catalog and the case files from disk, consults the cache, spreads a
+large run over worker processes, and runs the repository pass. Its speed machinery comes from
+the caller: ``cache`` (or None), ``jobs``, and ``annotate`` (a function kept with each file's
+report, which is how a release reuses what validation parsed without validation knowing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from casebank import parallel
+from casebank.check.cache import Cache, entry_key, fingerprint
+from casebank.check.engine import FileReport, RepositoryContext, stamp_issue
+from casebank.check.problem import Problem, Result
+from casebank.errors import UsageError
+from casebank.format.catalog import Catalog, build_catalog
+from casebank.format.layout import CASE_SUFFIXES, CATALOG_FILE
+from casebank.format.loader import load_document, load_issue
+from casebank.workspace import case_files, relative_to_root
+
+if TYPE_CHECKING:  # the checker (and Cerberus) is imported only when a file must be checked
+    from casebank.check.engine import Annotate, Checker
+
+
+@dataclass
+class Validation(Result):
+    """A Result, the warnings cases acknowledged, and each case file's annotation."""
+
+    acknowledged: list[Problem] = field(default_factory=list)
+    annotations: dict[str, Any] = field(default_factory=dict)  # file -> the caller's annotation
+
+    def add(self, relative: str, raw: bytes, report: FileReport) -> None:
+        self.extend(report.problems)
+        self.acknowledged.extend(report.acknowledged)
+        if report.annotation is not None:
+            self.annotations[relative] = report.annotation
+
+
+@dataclass
+class LoadedCatalog:
+    catalog: Catalog | None
+    problems: list[Problem]
+
+
+def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
+    try:
+        return (root / relative).read_bytes(), None
+    except OSError as exc:
+        issue = load_issue(
+            relative,
+            "unreadable-file",
+            (1, 1),
+            f"cannot read the file: {exc.strerror or exc}",
+            "check that it is a regular, readable file",
+        )
+        return None, stamp_issue(relative, issue)
+
+
+def check_catalog(root: Path) -> LoadedCatalog:
+    """Load and check catalog.yaml. A refused catalog yields no Catalog (catalog rules skip)."""
+    raw, unreadable = read_file(root, CATALOG_FILE)
+    if raw is None:
+        assert unreadable is not None
+        return LoadedCatalog(None, [unreadable])
+    return check_catalog_bytes(raw)
+
+
+def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
+    from casebank.check.engine import Checker
+
+    loaded = load_document(CATALOG_FILE, raw)
+    notes = [stamp_issue(CATALOG_FILE, issue) for issue in loaded.issues]
+    if loaded.document is None:
+        return LoadedCatalog(None, notes)
+    catalog = build_catalog(loaded.document.data)
+    return LoadedCatalog(catalog, [*notes, *Checker(catalog).check_catalog(loaded.document)])
+
+
+def build_catalog_bytes(raw: bytes | None) -> Catalog | None:
+    """The catalog as a lookup, without checking it (that result may come from the cache)."""
+    loaded = load_document(CATALOG_FILE, raw) if raw is not None else None
+    return build_catalog(loaded.document.data) if loaded and loaded.document else None
+
+
+def is_refusal(problem: Problem) -> bool:
+    """A loader problem that refuses the file (ambiguous numbers are reported; the file loads)."""
+    return problem.rule.startswith("CB1") and problem.name != "ambiguous-number"
+
+
+def select_paths(
+    root: Path, paths: Sequence[str], cwd: Path | None = None
+) -> tuple[bool, list[str]]:
+    """Turn command-line paths into (check the catalog?, repository-relative case files)."""
+    here = cwd or Path.cwd()
+    with_catalog = False
+    selected: list[str] = []
+    for raw in paths:
+        path = (here / raw) if not Path(raw).is_absolute() else Path(raw)
+        if not path.exists():
+            raise UsageError(f"{raw}: no such file or folder")
+        relative = relative_to_root(root, path)
+        if path.is_dir():
+            if relative == ".":
+                return True, case_files(root)
+            found = sorted(
+                relative_to_root(root, p)
+                for p in path.rglob("*")
+                if p.is_file() and p.name.lower().endswith(CASE_SUFFIXES)
+            )
+            selected.extend(p for p in found if p != CATALOG_FILE)
+            with_catalog = with_catalog or CATALOG_FILE in found
+        elif relative == CATALOG_FILE:
+            with_catalog = True
+        else:
+            selected.append(relative)
+    return with_catalog, sorted(set(selected))
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to run: the cache (None for none), worker processes, the caller's annotation."""
+
+    cache: bool = True
+    write_cache: bool = True
+    jobs: int | None = None
+    annotate: Annotate | None = None
+
+
+def validate_repository(
+    root: Path, paths: Sequence[str] | None = None, options: Options | None = None
+) -> Validation:
+    """Check the catalog and every case (or only ``paths``, as given on the command line)."""
+    if paths:
+        with_catalog, files = select_paths(root, paths)
+    else:
+        with_catalog, files = True, case_files(root)
+    return validate_files(root, files, with_catalog=with_catalog, options=options)
+
+
+# Below this many files to check, starting worker processes costs more than it saves.
+PARALLEL_MIN = 300
+
+
+def validate_files(
+    root: Path, files: Sequence[str], *, with_catalog: bool, options: Options | None = None
+) -> Validation:
+    options = options or Options()
+    result = Validation()
+    catalog_raw, unreadable = read_file(root, CATALOG_FILE)
+    cache = None
+    if options.cache:
+        annotation = getattr(options.annotate, "__qualname__", "")
+        key = fingerprint(catalog_raw, annotation)
+        cache = Cache.open(root, key, writable=options.write_cache)
+    catalog_problems = _catalog_problems(cache, catalog_raw, unreadable)
+    refused = catalog_raw is None or any(is_refusal(p) for p in catalog_problems)
+    if with_catalog or refused:
+        # A refused catalog is always reported: without it, case checks are incomplete.
+        result.files_checked += 1 if with_catalog else 0
+        result.extend(catalog_problems)
+    pending: list[tuple[str, bytes, str]] = []
+    for relative in files:
+        result.files_checked += 1
+        raw, unreadable_case = read_file(root, relative)
+        if raw is None:
+            assert unreadable_case is not None
+            result.extend([unreadable_case])
+            continue
+        key = entry_key(relative, raw)
+        hit = cache.get(key) if cache is not None else None
+        if hit is None:
+            pending.append((relative, raw, key))
+        else:
+            result.add(relative, raw, hit)
+    if pending:  # only now is the catalog needed as a lookup, and Cerberus at all
+        catalog = None if refused else build_catalog_bytes(catalog_raw)
+        reports = check_all(catalog, [(rel, raw) for rel, raw, _ in pending], options)
+        for (relative, raw, key), report in zip(pending, reports, strict=True):
+            result.add(relative, raw, report)
+            if cache is not None:
+                cache.put(key, report)
+    if cache is not None:
+        cache.save()
+    from casebank.check.engine import check_repository
+
+    result.extend(check_repository(RepositoryContext(case_files(root), files)))
+    return result
+
+
+def _catalog_problems(
+    cache: Cache | None, raw: bytes | None, unreadable: Problem | None
+) -> list[Problem]:
+    if raw is None:
+        assert unreadable is not None
+        return [unreadable]
+    key = entry_key(CATALOG_FILE, raw)
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None:
+        return hit.problems
+    problems = check_catalog_bytes(raw).problems
+    if cache is not None:
+        cache.put(key, FileReport(problems))
+    return problems
+
+
+def check_all(
+    catalog: Catalog | None, pending: Sequence[tuple[str, bytes]], options: Options
+) -> list[FileReport]:
+    """Check files, on several cores when there are enough of them to pay for the start-up."""
+    use_pool = len(pending) >= PARALLEL_MIN and (options.jobs is None or options.jobs > 1)
+    return list(
+        parallel.map_chunks(
+            _check_batch,
+            pending,
+            size=max(50, len(pending) // (parallel.workers(options.jobs) * 4)),
+            parallel=use_pool,
+            jobs=options.jobs,
+            initializer=_start_worker,
+            initargs=(catalog, options.annotate),
+        )
+    )
+
+
+_WORKER: tuple[Checker, Annotate | None] | None = None
+
+
+def _start_worker(catalog: Catalog | None, annotate: Annotate | None) -> None:
+    from casebank.check.engine import Checker
+
+    global _WORKER
+    _WORKER = (Checker(catalog), annotate)
+
+
+def _check_batch(batch: list[tuple[str, bytes]]) -> list[FileReport]:
+    assert _WORKER is not None
+    checker, annotate = _WORKER
+    return [checker.check_file(relative, raw, annotate) for relative, raw in batch]

@@ -1,0 +1,388 @@
+"""The thin git layer: each function runs one git command through GitPython's command interface.
+
+Output is read NUL-separated (``-z``) wherever git offers it, so no path, name or message needs
+unquoting, and long outputs are streamed rather than held whole. History is read in one
+``git log`` pass; blobs in one ``git cat-file --batch`` process per batch. Nothing here knows
+what a case or a release is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from git.cmd import Git
+from git.exc import GitCommandError, GitCommandNotFound
+
+from casebank.errors import CasebankError
+
+FULL_HISTORY_HINT = (
+    "fetch the full history with `git fetch --unshallow` "
+    "(in GitHub Actions: actions/checkout with `fetch-depth: 0`)"
+)
+_CHUNK = 1 << 16
+# Fixed options so a user's configuration cannot change what we parse.
+_LOG_FORMAT = (
+    "%x1e%H%x00%P%x00%an%x00%ae%x00%ct%x00"
+    "%(trailers:key=Co-authored-by,valueonly=true,separator=%x1f)%x00"
+)
+_CONFIG = ["-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c", "core.quotePath=false"]
+
+
+@dataclass(frozen=True)
+class RawChange:
+    """One line of ``git log --raw``: a file's mode and blob before and after a commit."""
+
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
+    status: str
+    path: str
+
+
+@dataclass(frozen=True)
+class CommitRecord:
+    sha: str
+    parents: tuple[str, ...]
+    author_name: str
+    author_email: str
+    committed: int  # committer time, seconds since the epoch
+    co_authors: tuple[str, ...]  # raw ``Co-authored-by`` trailer values
+    changes: tuple[RawChange, ...]
+
+
+@dataclass(frozen=True)
+class TagRef:
+    name: str  # without refs/tags/
+    object_type: str  # "tag" for an annotated tag, "commit" for a lightweight one
+    commit: str  # the commit it points at (peeled)
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    mode: str
+    object_type: str
+    oid: str
+    path: str
+
+
+def _command(args: Sequence[str]) -> list[str]:
+    return ["git", *_CONFIG, *args]
+
+
+def _fail(args: Sequence[str], exc: GitCommandError | GitCommandNotFound) -> CasebankError:
+    if isinstance(exc, GitCommandNotFound):
+        return CasebankError("git is not installed or not on PATH", "install git and retry")
+    stderr = exc.stderr if isinstance(exc.stderr, str) else str(exc.stderr)
+    detail = stderr.strip().removeprefix("stderr:").strip().strip("'").strip()
+    return CasebankError(f"git {args[0]} failed: {detail or f'exit status {exc.status}'}")
+
+
+def run(root: Path, args: Sequence[str], *, stdin: bytes | None = None) -> bytes:
+    """Run one git command in ``root`` and return its standard output (raises CasebankError)."""
+    try:
+        process = Git(root).execute(_command(args), as_process=True, istream=subprocess.PIPE)
+    except GitCommandNotFound as exc:
+        raise _fail(args, exc) from None
+    proc = process.proc
+    assert proc is not None
+    out, err = proc.communicate(stdin or b"")
+    if proc.returncode != 0:
+        message = err.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
+        raise CasebankError(f"git {args[0]} failed: {message}")
+    return out  # type: ignore[no-any-return]
+
+
+def check_repository(root: Path) -> None:
+    """Refuse to work outside a git repository, below its top level, or in a shallow clone."""
+    try:
+        out = run(root, ["rev-parse", "--show-toplevel", "--is-shallow-repository"])
+    except CasebankError:
+        raise CasebankError(
+            f"{root} is not inside a git repository",
+            "releases are made from the dataset's git history: clone it with `git clone`",
+        ) from None
+    toplevel, shallow = out.decode("utf-8").splitlines()[:2]
+    if Path(toplevel).resolve() != root.resolve():
+        raise CasebankError(
+            f"the casebank root {root} is not the top level of its git repository ({toplevel})",
+            "keep catalog.yaml, cases/ and releases/ at the top of the repository",
+        )
+    if shallow.strip() == "true":
+        raise CasebankError(
+            "this is a shallow clone: case versions and authors need the full git history",
+            FULL_HISTORY_HINT,
+        )
+
+
+def resolve_commit(root: Path, rev: str) -> str | None:
+    """The full id of the commit ``rev`` names, or None (no such commit, or an empty repo)."""
+    try:
+        out = run(root, ["rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}"])
+    except CasebankError:
+        return None
+    return out.decode("ascii").strip()
+
+
+def current_branch(root: Path) -> str | None:
+    try:
+        return run(root, ["symbolic-ref", "-q", "--short", "HEAD"]).decode("utf-8").strip()
+    except CasebankError:
+        return None  # detached HEAD
+
+
+def status(root: Path) -> list[str]:
+    """``git status --porcelain`` entries: modified, staged and untracked (not ignored) files."""
+    out = run(root, ["status", "--porcelain=v1", "-z", "--untracked-files=all"])
+    return [entry.decode("utf-8", "replace") for entry in out.split(b"\0") if entry]
+
+
+def list_tree(root: Path, treeish: str, path: str) -> list[TreeEntry]:
+    """Every file under ``path`` in ``treeish`` (recursively), with its mode and blob id."""
+    out = run(root, ["ls-tree", "-r", "-z", "--full-tree", treeish, "--", path])
+    entries = []
+    for line in out.split(b"\0"):
+        if line:
+            meta, _, name = line.partition(b"\t")
+            mode, kind, oid = meta.decode("ascii").split()
+            entries.append(TreeEntry(mode, kind, oid, name.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+def list_tags(root: Path) -> list[TagRef]:
+    """Every tag, with its object type and the commit it finally points at."""
+    out = run(
+        root,
+        [
+            "for-each-ref",
+            "--format=%(refname)%00%(objecttype)%00%(objectname)%00%(*objectname)",
+            "refs/tags/",
+        ],
+    )
+    tags = []
+    for line in out.decode("utf-8").splitlines():
+        ref, kind, oid, peeled = line.split("\0")
+        tags.append(TagRef(ref.removeprefix("refs/tags/"), kind, peeled or oid))
+    return tags
+
+
+def tags_not_merged(root: Path, commit: str) -> set[str]:
+    """Names of the tags whose commits are not reachable from ``commit``."""
+    out = run(root, ["for-each-ref", "--format=%(refname)", f"--no-merged={commit}", "refs/tags/"])
+    return {line.removeprefix("refs/tags/") for line in out.decode("utf-8").splitlines()}
+
+
+def resolve_objects(root: Path, names: Sequence[str]) -> dict[str, tuple[str, str] | None]:
+    """(object id, type) for each revision expression (``v1.0.0^1``, ``HEAD:cases``), or None."""
+    if not names:
+        return {}
+    request = "".join(f"{name}\n" for name in names).encode("utf-8")
+    out = run(root, ["cat-file", "--batch-check=%(objectname) %(objecttype)"], stdin=request)
+    found: dict[str, tuple[str, str] | None] = {}
+    for name, line in zip(names, out.decode("utf-8").splitlines(), strict=True):
+        parts = line.split()
+        found[name] = (parts[0], parts[1]) if len(parts) == 2 and parts[1] != "missing" else None
+    return found
+
+
+def _nul_tokens(stream: IO[bytes]) -> Iterator[bytes]:
+    pending = b""
+    while chunk := stream.read(_CHUNK):
+        pieces = (pending + chunk).split(b"\0")
+        pending = pieces.pop()
+        yield from pieces
+    if pending:
+        yield pending
+
+
+def first_parent_log(root: Path, tip: str, keep: Callable[[str], bool]) -> Iterator[CommitRecord]:
+    """Stream the first-parent history of ``tip``, oldest first, with each commit's raw diff
+    against its first parent (merges included). Only changes to paths ``keep`` accepts are kept.
+
+    No pathspec is given on purpose: with one, git drops a merge that is TREESAME to its second
+    parent, and the change it brought to the first-parent line would be lost.
+    """
+    args = [
+        "log",
+        "--first-parent",
+        "--diff-merges=first-parent",
+        "--reverse",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-color",
+        "--no-ext-diff",
+        f"--format={_LOG_FORMAT}",
+        "--end-of-options",
+        tip,
+    ]
+    try:
+        process = Git(root).execute(_command(args), as_process=True)
+    except GitCommandNotFound as exc:
+        raise _fail(args, exc) from None
+    assert process.proc is not None and process.proc.stdout is not None
+    yield from _parse_log(_nul_tokens(process.proc.stdout), keep)
+    try:
+        process.wait()
+    except GitCommandError as exc:
+        raise _fail(args, exc) from None
+
+
+def _parse_log(tokens: Iterator[bytes], keep: Callable[[str], bool]) -> Iterator[CommitRecord]:
+    header: list[bytes] | None = None
+    changes: list[RawChange] = []
+    for token in tokens:
+        if token.startswith(b"\x1e"):
+            if header is not None:
+                yield _record(header, changes)
+            header = [token[1:], *(next(tokens) for _ in range(5))]
+            next(tokens)  # the empty token git writes after the formatted header
+            changes = []
+        elif token.lstrip(b"\n").startswith(b":"):
+            path = next(tokens).decode("utf-8", "surrogateescape")
+            if keep(path):
+                old_mode, new_mode, old_oid, new_oid, status_ = token.lstrip(b"\n:").split()
+                changes.append(
+                    RawChange(
+                        old_mode.decode(),
+                        new_mode.decode(),
+                        old_oid.decode(),
+                        new_oid.decode(),
+                        status_.decode(),
+                        path,
+                    )
+                )
+    if header is not None:
+        yield _record(header, changes)
+
+
+def _record(header: list[bytes], changes: list[RawChange]) -> CommitRecord:
+    sha, parents, name, email, committed, trailers = (h.decode("utf-8", "replace") for h in header)
+    return CommitRecord(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author_name=name,
+        author_email=email,
+        committed=int(committed),
+        co_authors=tuple(t.strip() for t in trailers.split("\x1f") if t.strip()),
+        changes=tuple(changes),
+    )
+
+
+def read_blobs(root: Path, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+    """The contents of many blobs from one ``git cat-file --batch`` process, in request order.
+
+    A thread feeds the requests while this generator reads the answers, so neither pipe fills up
+    and blocks the other.
+    """
+    args = ["cat-file", "--batch"]
+    try:
+        process = Git(root).execute(_command(args), as_process=True, istream=subprocess.PIPE)
+    except GitCommandNotFound as exc:
+        raise _fail(args, exc) from None
+    proc = process.proc
+    assert proc is not None and proc.stdin is not None and proc.stdout is not None
+    requested: list[str] = []
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, oids, requested), daemon=True)
+    feeder.start()
+    try:
+        yield from _read_batch(proc.stdout)
+    finally:
+        proc.stdout.close()  # first, so a feeder blocked on a full pipe gets EPIPE and ends
+        feeder.join()
+        proc.wait()
+
+
+def _feed(sink: IO[bytes], oids: Iterable[str], requested: list[str]) -> None:
+    try:
+        for oid in oids:
+            requested.append(oid)
+            sink.write(f"{oid}\n".encode("ascii"))
+    except BrokenPipeError:  # the reader stopped early; nothing more to ask
+        pass
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            sink.close()
+
+
+def _read_batch(stdout: IO[bytes]) -> Iterator[tuple[str, bytes]]:
+    while header := stdout.readline():
+        parts = header.decode("ascii", "replace").split()
+        if len(parts) != 3:
+            raise CasebankError(
+                f"git cat-file: object {parts[0] if parts else '?'} is missing",
+                "the repository is incomplete or corrupt: fetch it again",
+            )
+        oid, _, size = parts
+        content = stdout.read(int(size))
+        stdout.read(1)  # the newline after each object
+        yield oid, content
+
+
+def stage(root: Path, paths: Sequence[str]) -> None:
+    run(root, ["add", "--", *paths])
+
+
+def commit(root: Path, message: str) -> None:
+    """Commit what is staged (hooks run; a failing hook fails the commit)."""
+    run(root, ["commit", "-q", "--cleanup=verbatim", "-F", "-"], stdin=message.encode("utf-8"))
+
+
+def create_tag(root: Path, name: str, message: str, target: str) -> None:
+    """Create the annotated tag ``name`` on ``target``; fails if the tag exists."""
+    run(
+        root,
+        ["tag", "-a", "-F", "-", "--end-of-options", name, target],
+        stdin=message.encode("utf-8"),
+    )
+
+
+def delete_tag(root: Path, name: str) -> None:
+    run(root, ["tag", "-d", name])
+
+
+def move_head(root: Path, target: str) -> None:
+    """Point the current branch (or detached HEAD) at ``target``; index and files untouched."""
+    run(root, ["reset", "-q", "--soft", target])
+
+
+def reset_index(root: Path, target: str, paths: Sequence[str]) -> None:
+    """Make the index entries of ``paths`` what they are in ``target`` (absent if absent)."""
+    run(root, ["reset", "-q", target, "--", *paths])
+
+
+def changed_files(root: Path, rev: str) -> tuple[bool, list[str]]:
+    """(did the catalog change?, case files added or modified since ``rev``, untracked included).
+
+    Two git commands whatever the repository's size, so the cost follows the change.
+    """
+    from casebank.errors import UsageError
+    from casebank.format.layout import CATALOG_FILE, is_case_path
+
+    if resolve_commit(root, rev) is None:
+        raise UsageError(f"--changed-since {rev}: no such revision")
+    listed = run(root, ["diff", "--name-only", "-z", "--no-renames", rev, "--"])
+    listed += run(root, ["ls-files", "--others", "--exclude-standard", "-z"])
+    paths = {p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p}
+    present = sorted(p for p in paths if (root / p).is_file())
+    return CATALOG_FILE in paths, [p for p in present if is_case_path(p)]
+
+
+def merge_base(root: Path, a: str, b: str) -> str | None:
+    try:
+        out = run(root, ["merge-base", a, b]).decode().strip()
+    except CasebankError:
+        return None
+    return out or None
+
+
+def push(root: Path, remote: str, refspecs: Sequence[str]) -> None:
+    """Push all refspecs or none (``--atomic``)."""
+    run(root, ["push", "--atomic", "--quiet", remote, *refspecs])

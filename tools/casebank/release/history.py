@@ -1,0 +1,388 @@
+"""Case states and their history, from one pass over git.
+
+One streamed ``git log --first-parent --raw -z`` lists, for every commit on the first-parent line
+of a tip (merges included, diffed against their first parent), which case files, attachments and
+catalog blobs changed. One ``git cat-file --batch`` process then reads each distinct blob once,
+and a replay of the log, oldest first, yields:
+
+- the state of every case at the requested commits (its file, blob, attachments, content hash);
+- the **last content change** of a case at a commit S: the most recent commit on S's first-parent
+  line, S included, after which the case's content hash differs from the hash before it (a case
+  that appears, or re-appears, counts as changed; comments and formatting never do);
+- its **authors** at S: the author and every ``Co-authored-by`` trailer of each such commit, in
+  order of first appearance, one entry per email address (compared case-insensitively; a trailer
+  without an address is keyed by its name). A merge commit counts as the change it brings to the
+  first-parent line, so it credits the merge's author: squash merges credit the pull request.
+
+Identity is the case id, which is the file name without extension. Renames are not detected
+(``--no-renames``): moving ``cases/x.yaml`` to ``cases/x.json`` keeps the id and, if the parsed
+data is the same, the content; renaming to ``cases/y.yaml`` ends case x and starts case y. Only
+regular files count; should two files claim one id at once, the first path in sort order does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from casebank.format.canonical import (
+    CaseDigest,
+    content_hash,
+    digest_case,
+    digest_data_file,
+    section_hashes,
+    sha256_hex,
+)
+from casebank.format.layout import (
+    CASES_DIR,
+    CATALOG_FILE,
+    attachment_of,
+    case_id_from_path,
+    is_case_path,
+    is_json,
+)
+from casebank.parallel import map_chunks
+from casebank.release import git
+from casebank.release.manifest import RELEASES_DIR, Author, CaseEntry, Manifest
+
+_REGULAR = ("100644", "100755")
+_CASES_PREFIX = f"{CASES_DIR}/"
+_NAME_EMAIL = re.compile(r"^\s*(.*?)\s*<([^<>]*)>\s*$")
+
+
+@dataclass(frozen=True)
+class CaseSnapshot:
+    """One case at one commit, with the history facts a manifest records."""
+
+    case_id: str
+    path: str
+    blob: str
+    digest: CaseDigest
+    attachments: Mapping[str, str]  # path below attachments/ -> SHA-256 of the bytes
+    sha256: str  # the content hash (case plus attachments)
+    last_changed_commit: str
+    last_changed_time: int
+    authors: tuple[Author, ...]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    commit: str
+    time: int  # committer time of the commit
+    cases: Mapping[str, CaseSnapshot]
+    catalog_blob: str | None
+    catalog_sha256: str | None
+
+
+# Below this many blobs, starting worker processes costs more than it saves.
+PARALLEL_FROM = 2000
+_Request = tuple[str, tuple[tuple[str, str], ...], bytes]  # blob, (kind, path) wanted, bytes
+
+
+class Digests:
+    """Facts about blobs, each blob read and parsed at most once (cached by blob id)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cases: dict[tuple[str, bool], CaseDigest] = {}
+        self._bytes: dict[str, str] = {}
+        self._data: dict[str, str] = {}
+        self._sections: dict[tuple[str, bool], Mapping[str, str]] = {}
+
+    def seed_cases(self, known: Iterable[tuple[str, str, CaseDigest]]) -> None:
+        """Digests already computed elsewhere, by (blob id, path): validation parses the
+        working tree anyway, and a blob id names exactly those bytes."""
+        for oid, path, digest in known:
+            self._cases[(oid, is_json(path))] = digest
+
+    def case(self, oid: str, path: str) -> CaseDigest:
+        return self._cases[(oid, is_json(path))]
+
+    def attachment(self, oid: str) -> str:
+        return self._bytes[oid]
+
+    def data_file(self, oid: str) -> str:
+        return self._data[oid]
+
+    def sections(self, oid: str, path: str) -> Mapping[str, str]:
+        return self._sections[(oid, is_json(path))]
+
+    def fetch(
+        self,
+        cases: Iterable[tuple[str, str]] = (),
+        attachments: Iterable[str] = (),
+        data_files: Iterable[tuple[str, str]] = (),
+        sections: Iterable[tuple[str, str]] = (),
+    ) -> None:
+        """Read every blob not yet known, all in one ``cat-file --batch`` process."""
+        wanted: dict[str, list[tuple[str, str]]] = {}
+        for kind, pairs, known in (
+            ("case", cases, self._cases),
+            ("sections", sections, self._sections),
+        ):
+            for oid, path in pairs:
+                if (oid, is_json(path)) not in known:
+                    wanted.setdefault(oid, []).append((kind, path))
+        for oid in attachments:
+            if oid not in self._bytes:
+                wanted.setdefault(oid, []).append(("bytes", ""))
+        for oid, path in data_files:
+            if oid not in self._data:
+                wanted.setdefault(oid, []).append(("data", path))
+        if not wanted:
+            return
+        requests = (
+            (oid, tuple(wanted[oid]), raw) for oid, raw in git.read_blobs(self.root, list(wanted))
+        )
+        for oid, results in map_chunks(
+            _digest_blobs, requests, parallel=len(wanted) >= PARALLEL_FROM
+        ):
+            for kind, path, value in results:
+                self._store(oid, kind, path, value)
+
+    def _store(self, oid: str, kind: str, path: str, value: object) -> None:
+        if kind == "case":
+            assert isinstance(value, CaseDigest)
+            self._cases[(oid, is_json(path))] = value
+        elif kind == "sections":
+            assert isinstance(value, dict)
+            self._sections[(oid, is_json(path))] = value
+        elif kind == "bytes":
+            self._bytes[oid] = str(value)
+        else:
+            self._data[oid] = str(value)
+
+
+def _digest_blobs(requests: list[_Request]) -> list[tuple[str, list[tuple[str, str, object]]]]:
+    """Worker side: the facts asked for about each blob (module-level, so it pickles)."""
+    done = []
+    for oid, kinds, raw in requests:
+        results: list[tuple[str, str, object]] = []
+        for kind, path in kinds:
+            if kind == "case":
+                results.append((kind, path, digest_case(path, raw)))
+            elif kind == "sections":
+                results.append((kind, path, section_hashes(path, raw)))
+            elif kind == "bytes":
+                results.append((kind, path, sha256_hex(raw)))
+            else:
+                results.append((kind, path, digest_data_file(path, raw)))
+        done.append((oid, results))
+    return done
+
+
+def _relevant(path: str) -> bool:
+    if path == CATALOG_FILE:
+        return True
+    return path.startswith(_CASES_PREFIX) and (
+        is_case_path(path) or attachment_of(path) is not None
+    )
+
+
+def parse_co_author(value: str) -> Author:
+    match = _NAME_EMAIL.match(value)
+    if match is None:
+        return Author(value.strip(), "")
+    return Author(match.group(1), match.group(2).strip())
+
+
+def commit_authors(record: git.CommitRecord) -> list[Author]:
+    return [
+        Author(record.author_name, record.author_email),
+        *(parse_co_author(value) for value in record.co_authors),
+    ]
+
+
+def _author_key(author: Author) -> str:
+    return author.email.lower() if author.email else author.name
+
+
+@dataclass
+class History:
+    """The result of one pass: the first-parent line and the snapshots asked for."""
+
+    chain: list[str]
+    snapshots: dict[str, Snapshot]
+    digests: Digests
+
+
+def scan_history(
+    root: Path, tip: str, snapshot_at: Collection[str], digests: Digests | None = None
+) -> History:
+    """Walk the first-parent history of ``tip`` once; snapshot the commits in ``snapshot_at``."""
+    digests = digests or Digests(root)
+    records = list(git.first_parent_log(root, tip, _relevant))
+    _fetch_all(digests, records)
+    replay = _Replay(digests)
+    snapshots: dict[str, Snapshot] = {}
+    for record in records:
+        replay.apply(record)
+        if record.sha in snapshot_at:
+            snapshots[record.sha] = replay.snapshot(record)
+    return History([r.sha for r in records], snapshots, digests)
+
+
+def _fetch_all(digests: Digests, records: list[git.CommitRecord]) -> None:
+    cases: dict[tuple[str, str], None] = {}
+    attachments: dict[str, None] = {}
+    data_files: dict[tuple[str, str], None] = {}
+    for record in records:
+        for change in record.changes:
+            if change.new_mode not in _REGULAR:
+                continue
+            if change.path == CATALOG_FILE:
+                data_files[(change.new_oid, change.path)] = None
+            elif is_case_path(change.path):
+                cases[(change.new_oid, change.path)] = None
+            else:
+                attachments[change.new_oid] = None
+    digests.fetch(cases, attachments, data_files)
+
+
+@dataclass
+class _Replay:
+    """The state of the tree's cases while the log is replayed, oldest commit first."""
+
+    digests: Digests
+    files: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> {path: blob}
+    attachments: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> {rel: blob}
+    catalog: str | None = None
+    hashes: dict[str, str] = field(default_factory=dict)
+    last_change: dict[str, tuple[str, int]] = field(default_factory=dict)
+    authors: dict[str, dict[str, Author]] = field(default_factory=dict)
+
+    def apply(self, record: git.CommitRecord) -> None:
+        touched: set[str] = set()
+        for change in record.changes:
+            blob = change.new_oid if change.new_mode in _REGULAR else None
+            touched.update(self._set(change.path, blob))
+        credited: list[Author] | None = None
+        for case_id in sorted(touched):
+            new = self._hash(case_id)
+            if new is None:
+                self.hashes.pop(case_id, None)
+                continue
+            if self.hashes.get(case_id) == new:
+                continue
+            self.hashes[case_id] = new
+            self.last_change[case_id] = (record.sha, record.committed)
+            credited = credited or commit_authors(record)
+            known = self.authors.setdefault(case_id, {})
+            for author in credited:
+                known.setdefault(_author_key(author), author)
+
+    def _set(self, path: str, blob: str | None) -> list[str]:
+        if path == CATALOG_FILE:
+            self.catalog = blob
+            return []
+        attached = attachment_of(path)
+        if attached is not None:
+            case_id, key = attached
+            folder = self.attachments.setdefault(case_id, {})
+        else:
+            case_id, key = case_id_from_path(path), path
+            folder = self.files.setdefault(case_id, {})
+        if blob is None:
+            folder.pop(key, None)
+        else:
+            folder[key] = blob
+        return [case_id]
+
+    def _chosen(self, case_id: str) -> tuple[str, str] | None:
+        files = self.files.get(case_id)
+        if not files:
+            return None
+        path = min(files)
+        return path, files[path]
+
+    def _attachment_hashes(self, case_id: str) -> dict[str, str]:
+        found = self.attachments.get(case_id, {})
+        return {rel: self.digests.attachment(blob) for rel, blob in sorted(found.items())}
+
+    def _hash(self, case_id: str) -> str | None:
+        chosen = self._chosen(case_id)
+        if chosen is None:
+            return None
+        path, blob = chosen
+        return content_hash(self.digests.case(blob, path).sha256, self._attachment_hashes(case_id))
+
+    def snapshot(self, record: git.CommitRecord) -> Snapshot:
+        cases = {}
+        for case_id in sorted(self.hashes):
+            chosen = self._chosen(case_id)
+            assert chosen is not None
+            path, blob = chosen
+            commit, time = self.last_change[case_id]
+            cases[case_id] = CaseSnapshot(
+                case_id=case_id,
+                path=path,
+                blob=blob,
+                digest=self.digests.case(blob, path),
+                attachments=self._attachment_hashes(case_id),
+                sha256=self.hashes[case_id],
+                last_changed_commit=commit,
+                last_changed_time=time,
+                authors=tuple(self.authors[case_id].values()),
+            )
+        catalog_sha = None if self.catalog is None else self.digests.data_file(self.catalog)
+        return Snapshot(record.sha, record.committed, cases, self.catalog, catalog_sha)
+
+
+@dataclass(frozen=True)
+class StoredManifest:
+    """A file under releases/ at some commit, as bytes (parse it with ``manifest.loads``)."""
+
+    path: str
+    blob: str
+    raw: bytes
+
+    @property
+    def version(self) -> str:
+        return Path(self.path).name.removesuffix(".json")
+
+
+def stored_manifests(root: Path, treeish: str) -> list[StoredManifest]:
+    """Every ``releases/*.json`` file in ``treeish``, read in one batch, sorted by path."""
+    entries = [
+        e
+        for e in git.list_tree(root, treeish, RELEASES_DIR)
+        if e.object_type == "blob" and e.path.count("/") == 1 and e.path.endswith(".json")
+    ]
+    contents = dict(git.read_blobs(root, [e.oid for e in entries]))
+    return sorted(
+        (StoredManifest(e.path, e.oid, contents[e.oid]) for e in entries), key=lambda m: m.path
+    )
+
+
+@dataclass(frozen=True)
+class ReleasedVersion:
+    """One event in a case's released life: it was added, changed, re-added or removed."""
+
+    release: str
+    event: str  # "added" | "changed" | "re-added" | "removed"
+    version: int
+    entry: CaseEntry | None  # None when removed
+    sections: tuple[str, ...] = ()
+
+
+def released_versions(manifests: Iterable[Manifest], case_id: str) -> list[ReleasedVersion]:
+    """The releases (oldest first) in which ``case_id`` appeared, changed or disappeared."""
+    events: list[ReleasedVersion] = []
+    for manifest in manifests:
+        entry = manifest.case(case_id)
+        changed = {c.case_id: c for c in manifest.changed}.get(case_id)
+        if entry is not None and any(a.case_id == case_id for a in manifest.added):
+            event = "re-added" if events else "added"
+            events.append(ReleasedVersion(manifest.version, event, entry.version, entry))
+        elif entry is not None and changed is not None:
+            events.append(
+                ReleasedVersion(manifest.version, "changed", entry.version, entry, changed.sections)
+            )
+        for removed in manifest.removed:
+            if removed.case_id == case_id:
+                events.append(
+                    ReleasedVersion(manifest.version, "removed", removed.last_version, None)
+                )
+    return events

@@ -1,0 +1,194 @@
+"""Read what a release depends on (git reads only) and refuse early.
+
+``prepare_release`` reads the previous manifests on HEAD, the tags and one history pass, checks
+every precondition, and returns the planned Release with what applying it needs. It never
+writes and never validates: the command runs validation and hands its digests in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from casebank.errors import CasebankError, UsageError
+from casebank.format.canonical import CaseDigest, changed_sections
+from casebank.format.layout import CATALOG_FILE
+from casebank.release import git
+from casebank.release.changelog import insert_section
+from casebank.release.history import Digests, Snapshot, scan_history, stored_manifests
+from casebank.release.manifest import CHANGELOG_FILE, Manifest, loads, parse_version, version_key
+from casebank.release.plan import Release, latest_entries, plan_release
+
+
+@dataclass(frozen=True)
+class Prepared:
+    release: Release
+    head: str
+    branch: str | None
+    changelog: str  # the whole new CHANGELOG.md
+
+
+def previous_manifests(root: Path, treeish: str) -> list[Manifest]:
+    """The manifests under releases/ in ``treeish``, oldest version first."""
+    manifests = []
+    for stored in stored_manifests(root, treeish):
+        if parse_version(stored.version) is None:
+            raise CasebankError(
+                f"{stored.path}: not named after a release version (X.Y.Z.json)",
+                "releases/ holds only manifests written by `casebank release`",
+            )
+        manifest = loads(stored.raw, stored.path)
+        if manifest.version != stored.version:
+            raise CasebankError(
+                f"{stored.path} says it is release {manifest.version}",
+                "restore the manifest from git; run `casebank verify`",
+            )
+        manifests.append(manifest)
+    return sorted(manifests, key=lambda m: version_key(m.version))
+
+
+def require_head(root: Path) -> str:
+    git.check_repository(root)
+    head = git.resolve_commit(root, "HEAD")
+    if head is None:
+        raise CasebankError(
+            "the repository has no commits yet", "commit the cases and the catalog first"
+        )
+    return head
+
+
+def check_new_version(version: str, previous: Sequence[Manifest], tags: Sequence[str]) -> None:
+    """Refuse a version that is malformed, already used, or not above every earlier release."""
+    wanted = parse_version(version)
+    if wanted is None:
+        raise UsageError(f"{version!r} is not a release version: use MAJOR.MINOR.PATCH, e.g. 1.2.0")
+    earlier = {m.version for m in previous}
+    earlier.update(t[1:] for t in tags if t.startswith("v") and parse_version(t[1:]))
+    if version in earlier:
+        raise CasebankError(
+            f"release {version} already exists",
+            "pick a higher version (`casebank release --suggest` proposes one)",
+        )
+    newer = [v for v in earlier if version_key(v) > wanted]
+    if newer:
+        latest = max(newer, key=version_key)
+        raise CasebankError(
+            f"release {version} is not above the latest release {latest}",
+            "versions only go up: pick a version above it",
+        )
+
+
+def check_clean(root: Path) -> None:
+    dirty = git.status(root)
+    if dirty:
+        shown = ", ".join(entry[3:] for entry in dirty[:5]) + (" ..." if len(dirty) > 5 else "")
+        raise CasebankError(
+            f"the working tree is not clean ({len(dirty)} changed or untracked files: {shown})",
+            "commit or remove them first, then release",
+        )
+
+
+def current_state(
+    root: Path, head: str, previous: Sequence[Manifest], digests: Digests | None = None
+) -> tuple[Snapshot, dict[str, tuple[str, ...]]]:
+    """The snapshot of HEAD (one history pass) and the sections changed in changed cases."""
+    history = scan_history(root, head, {head}, digests)
+    snapshot = history.snapshots[head]
+    return snapshot, section_changes(history.digests, previous, snapshot)
+
+
+def section_changes(
+    digests: Digests, previous: Sequence[Manifest], snapshot: Snapshot
+) -> dict[str, tuple[str, ...]]:
+    """For each case whose content changed since its last release: the sections that changed.
+
+    Only these cases' old and new files are parsed again (one batch), not the whole dataset.
+    """
+    prior = latest_entries(previous)
+    changed = {
+        c: (prior[c], case)
+        for c, case in snapshot.cases.items()
+        if c in prior and prior[c].sha256 != case.sha256
+    }
+    digests.fetch(
+        sections=[
+            pair
+            for before, now in changed.values()
+            for pair in ((before.blob, before.path), (now.blob, now.path))
+        ]
+    )
+    return {
+        case_id: changed_sections(
+            digests.sections(before.blob, before.path),
+            digests.sections(now.blob, now.path),
+            dict(before.attachments) != dict(now.attachments),
+        )
+        for case_id, (before, now) in changed.items()
+    }
+
+
+Seed = Iterable[tuple[str, str, CaseDigest]]  # (blob id, path, digest) already computed
+
+
+@dataclass(frozen=True)
+class Preconditions:
+    """What every refusal that needs no history checked: HEAD, its branch, earlier releases."""
+
+    head: str
+    branch: str | None
+    previous: list[Manifest]
+
+
+def check_preconditions(root: Path, version: str, *, push: bool = False) -> Preconditions:
+    """Refuse early, before anything expensive: the version, the repository, a clean tree."""
+    check_new_version(version, [], [])  # the version's syntax first: a usage error needs no git
+    head = require_head(root)
+    previous = previous_manifests(root, head)
+    check_new_version(version, previous, [t.name for t in git.list_tags(root)])
+    check_clean(root)
+    branch = git.current_branch(root)
+    if push and branch is None:
+        raise CasebankError(
+            "HEAD is detached: --push needs a branch to push",
+            "check out the branch to release from",
+        )
+    return Preconditions(head, branch, previous)
+
+
+def prepare_release(root: Path, version: str, pre: Preconditions, *, seed: Seed = ()) -> Prepared:
+    """One history pass, then the plan. Reads only; raises on the first refusal.
+
+    ``seed`` holds digests of working-tree files the caller already parsed (validation does),
+    so the history pass does not parse them again; a blob id names exactly those bytes."""
+    digests = Digests(root)
+    digests.seed_cases(seed)
+    snapshot, sections = current_state(root, pre.head, pre.previous, digests)
+    _check_releasable(snapshot)
+    from casebank.format.schema import SCHEMA_VERSION, schema_fingerprint
+
+    release = plan_release(
+        version,
+        pre.previous,
+        snapshot,
+        sections,
+        schema_version=SCHEMA_VERSION,
+        schema_sha256=schema_fingerprint(),
+    )
+    existing = root / CHANGELOG_FILE
+    text = existing.read_text(encoding="utf-8") if existing.is_file() else None
+    changelog = insert_section(text, release.changelog_section, version)
+    return Prepared(release, pre.head, pre.branch, changelog)
+
+
+def _check_releasable(snapshot: Snapshot) -> None:
+    if not snapshot.cases:
+        raise CasebankError("there are no cases to release", "add cases under cases/ first")
+    broken = sorted(c.path for c in snapshot.cases.values() if not c.digest.valid)
+    if broken:
+        raise CasebankError(
+            f"cannot compute the canonical content of {', '.join(broken)}",
+            "run `casebank validate` on these files",
+        )
+    if snapshot.catalog_blob is None:
+        raise CasebankError(f"{CATALOG_FILE} is not committed", f"commit {CATALOG_FILE} first")

@@ -1,0 +1,97 @@
+"""The repository on disk: where its root is, which files it holds, and how files are written.
+
+Every write casebank makes goes through :func:`write_atomically`, so a reader sees the old file
+or the new one, never half of one, and a failure leaves no stray file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from casebank.errors import CasebankError, UsageError
+from casebank.format.layout import CASES_DIR, CATALOG_FILE, is_case_path
+
+
+def find_root(explicit: Path | None = None, start: Path | None = None) -> Path:
+    """The repository root: ``explicit`` if given, else the nearest folder holding catalog.yaml."""
+    if explicit is not None:
+        root = explicit.resolve()
+        if not (root / CATALOG_FILE).is_file():
+            raise UsageError(f"--root {explicit}: no {CATALOG_FILE} there")
+        return root
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CATALOG_FILE).is_file():
+            return folder
+    raise CasebankError(
+        f"no casebank repository here: no {CATALOG_FILE} in {here} or any folder above it",
+        "run casebank inside the repository, or pass --root DIR",
+    )
+
+
+def case_files(root: Path) -> list[str]:
+    """Repository-relative POSIX paths of every case file, sorted."""
+    try:
+        entries = list(os.scandir(root / CASES_DIR))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = (f"{CASES_DIR}/{e.name}" for e in entries if e.is_file())
+    return sorted(p for p in found if is_case_path(p))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(target: Path, content: bytes) -> None:
+    """Write through a unique temporary file in the same folder, then rename it into place.
+
+    The new file gets the mode of the file it replaces, or, for a new file, 0666 less the
+    umask, as any program's new file would (a temporary file alone would be 0600).
+    """
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as sink:
+            sink.write(content)
+            sink.flush()
+            os.fchmod(sink.fileno(), mode)
+            os.fsync(sink.fileno())
+        os.replace(temporary, target)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+def relative_to_root(root: Path, path: Path) -> str:
+    """A path as reports show it: relative to the root, with forward slashes."""
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        raise UsageError(f"{path} is outside the repository at {root}") from None
+
+
+def write_generated(root: Path, files: dict[str, str]) -> None:
+    """Write each generated file (repository-relative path -> content) atomically."""
+    for relative, content in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(target, content.encode("utf-8"))
+        print(f"wrote {relative}")
+
+
+def stale_generated(root: Path, files: dict[str, str]) -> list[str]:
+    """The generated files whose committed copy is missing or differs from ``files``."""
+    return [
+        relative
+        for relative, content in files.items()
+        if not (root / relative).is_file()
+        or (root / relative).read_text(encoding="utf-8") != content
+    ]
