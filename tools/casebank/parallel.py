@@ -1,9 +1,14 @@
 """The one process pool: CPU-bound work over worker processes, in chunks, with bounded memory.
 
 Checking cases and hashing every version of every case are dominated by YAML parsing, which
-holds the GIL; on a multi-core machine the chunks go to a process pool (spawned, so no thread is
-ever forked). Results come back in input order, and only a few chunks are in flight at once. The
-same function runs in-process when the pool would not pay for itself, so both paths share code.
+holds the GIL; on a multi-core machine the chunks go to a process pool. Results come back in
+input order, and only a few chunks are in flight at once. The same function runs in-process
+when the pool would not pay for itself, so both paths share code.
+
+Workers are spawned (a fresh interpreter), so that no thread is ever forked: reading history
+runs a thread that feeds ``git cat-file``. A caller that runs no thread may ask for ``fork``,
+which starts a worker without importing casebank again (validation does: a third of a second
+per worker on a small run).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ def map_chunks(
     jobs: int | None = None,
     initializer: Callable[..., None] | None = None,
     initargs: Sequence[Any] = (),
+    start: str = "spawn",
 ) -> Iterator[R]:
     """``function`` applied to consecutive chunks of ``items``; the results, in order.
 
@@ -61,7 +67,9 @@ def map_chunks(
         for chunk in _chunks(items, size):
             yield from function(chunk)
         return
-    context = multiprocessing.get_context("spawn")
+    if start not in multiprocessing.get_all_start_methods():
+        start = "spawn"
+    context = multiprocessing.get_context(start)
     with ProcessPoolExecutor(
         max_workers=count, mp_context=context, initializer=initializer, initargs=tuple(initargs)
     ) as pool:

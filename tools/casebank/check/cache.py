@@ -5,7 +5,7 @@ cache is keyed by a fingerprint of everything else that decides what a file's pr
 source code of the format and check packages (so a tool upgrade, or any local edit of a rule,
 starts afresh), the catalog's bytes, the Python version, and the name of the caller's annotation
 (kept with each file's problems, so that a release can reuse what validation parsed).
-Repository-wide checks (duplicate ids) are never cached. The cache lives in ``.casebank-cache/``
+Repository-wide checks (duplicate ids) are cached under the list of file names they read. The cache lives in ``.casebank-cache/``
 (git-ignored), is written atomically, and a missing, corrupt or foreign cache file is simply
 treated as empty. A dry run opens it read-only.
 """
@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from casebank.check.engine import FileReport
-from casebank.check.problem import Problem
+from casebank.check.problem import FileReport, Problem
 from casebank.workspace import write_atomically
 
 CACHE_DIR = ".casebank-cache"

@@ -26,13 +26,15 @@ import sys
 import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
-from casebank.check.problem import Problem, Severity
+from casebank.check.problem import FileReport, Problem, Severity
 from casebank.errors import DEBUG_VARIABLE
-from casebank.format.catalog import Catalog, CatalogTest
 from casebank.format.document import Document, Path, format_path
-from casebank.format.loader import LoadIssue, load_document
+
+if TYPE_CHECKING:  # the loader (PyYAML) is imported only where a file is loaded
+    from casebank.format.catalog import Catalog, CatalogTest
+    from casebank.format.loader import LoadIssue
 
 Target = Literal["load", "schema", "case", "catalog", "repository"]
 TARGETS: tuple[Target, ...] = ("load", "schema", "case", "repository", "catalog")
@@ -300,15 +302,6 @@ def post_pass(order: int) -> Callable[[PostPass], PostPass]:
 # --- the checker ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FileReport:
-    """What checking one file found, and the caller's annotation of it (cached with it)."""
-
-    problems: list[Problem]
-    acknowledged: list[Problem] = field(default_factory=list)
-    annotation: Any = None
-
-
 # Called with (file, raw bytes, parsed data or None); its result is kept with the report.
 Annotate = Callable[[str, bytes, "dict[str, Any] | None"], Any]
 
@@ -338,6 +331,8 @@ class Checker:
     ) -> FileReport:
         """Load and check one case file. Never raises for the file's content: a failure of
         casebank itself becomes an internal-error problem on this file."""
+        from casebank.format.loader import load_document
+
         try:
             loaded = load_document(relative, raw)
             notes = [stamp_issue(relative, issue) for issue in loaded.issues]

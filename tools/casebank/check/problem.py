@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 class Severity(str, Enum):
@@ -83,3 +84,12 @@ class Result:
 
     def failed(self, strict: bool = False) -> bool:
         return self.errors > 0 or (strict and self.warnings > 0)
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """What checking one file found, and the caller's annotation of it (cached with it)."""
+
+    problems: list[Problem]
+    acknowledged: list[Problem] = field(default_factory=list)
+    annotation: Any = None

@@ -14,18 +14,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from casebank import parallel
 from casebank.check.cache import Cache, entry_key, fingerprint
-from casebank.check.engine import FileReport, RepositoryContext, stamp_issue
-from casebank.check.problem import Problem, Result
+from casebank.check.problem import FileReport, Problem, Result
 from casebank.errors import UsageError
-from casebank.format.catalog import Catalog, build_catalog
 from casebank.format.layout import CASE_SUFFIXES, CATALOG_FILE
-from casebank.format.loader import load_document, load_issue
 from casebank.workspace import case_files, relative_to_root
 
-if TYPE_CHECKING:  # the checker (and Cerberus) is imported only when a file must be checked
+# A warm run (every file's report in the cache) imports neither the loader (PyYAML), nor the
+# engine and its rules (Cerberus), nor the process pool: they are imported where first needed.
+if TYPE_CHECKING:
     from casebank.check.engine import Annotate, Checker
+    from casebank.format.catalog import Catalog
 
 
 @dataclass
@@ -52,6 +51,9 @@ def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
     try:
         return (root / relative).read_bytes(), None
     except OSError as exc:
+        from casebank.check.engine import stamp_issue
+        from casebank.format.loader import load_issue
+
         issue = load_issue(
             relative,
             "unreadable-file",
@@ -72,7 +74,9 @@ def check_catalog(root: Path) -> LoadedCatalog:
 
 
 def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
-    from casebank.check.engine import Checker
+    from casebank.check.engine import Checker, stamp_issue
+    from casebank.format.catalog import build_catalog
+    from casebank.format.loader import load_document
 
     loaded = load_document(CATALOG_FILE, raw)
     notes = [stamp_issue(CATALOG_FILE, issue) for issue in loaded.issues]
@@ -84,6 +88,9 @@ def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
 
 def build_catalog_bytes(raw: bytes | None) -> Catalog | None:
     """The catalog as a lookup, without checking it (that result may come from the cache)."""
+    from casebank.format.catalog import build_catalog
+    from casebank.format.loader import load_document
+
     loaded = load_document(CATALOG_FILE, raw) if raw is not None else None
     return build_catalog(loaded.document.data) if loaded and loaded.document else None
 
@@ -185,12 +192,27 @@ def validate_files(
             result.add(relative, raw, report)
             if cache is not None:
                 cache.put(key, report)
+    result.extend(_repository_problems(cache, case_files(root), files))
     if cache is not None:
         cache.save()
-    from casebank.check.engine import check_repository
-
-    result.extend(check_repository(RepositoryContext(case_files(root), files)))
     return result
+
+
+def _repository_problems(
+    cache: Cache | None, every: Sequence[str], checked: Sequence[str]
+) -> list[Problem]:
+    """The repository pass, cached under the listing it depends on (names, never contents)."""
+    listing = "\0".join([*every, "", *checked]).encode("utf-8", "surrogateescape")
+    key = entry_key("<repository>", listing)
+    hit = cache.get(key) if cache is not None else None
+    if hit is not None:
+        return hit.problems
+    from casebank.check.engine import RepositoryContext, check_repository
+
+    problems = check_repository(RepositoryContext(every, checked))
+    if cache is not None:
+        cache.put(key, FileReport(problems))
+    return problems
 
 
 def _catalog_problems(
@@ -213,6 +235,8 @@ def check_all(
     catalog: Catalog | None, pending: Sequence[tuple[str, bytes]], options: Options
 ) -> list[FileReport]:
     """Check files, on several cores when there are enough of them to pay for the start-up."""
+    from casebank import parallel
+
     use_pool = len(pending) >= PARALLEL_MIN and (options.jobs is None or options.jobs > 1)
     return list(
         parallel.map_chunks(
@@ -223,6 +247,7 @@ def check_all(
             jobs=options.jobs,
             initializer=_start_worker,
             initargs=(catalog, options.annotate),
+            start="fork",  # validation runs no thread, so forking is safe and quick
         )
     )
 

@@ -28,7 +28,6 @@ from typing import Any
 import rfc8785
 
 from casebank.format.layout import ATTACHMENTS_DIR
-from casebank.format.loader import load_document
 
 _MAX_EXACT = 2**53 - 1  # I-JSON: integers beyond this are not exact in IEEE-754 doubles
 
@@ -116,6 +115,8 @@ class CaseDigest:
 
 
 def _load_case(file: str, raw: bytes) -> dict[str, Any] | None:
+    from casebank.format.loader import load_document
+
     loaded = load_document(file, raw)
     return None if loaded.document is None else loaded.document.data
 
@@ -176,6 +177,8 @@ def changed_sections(
 
 def digest_data_file(file: str, raw: bytes) -> str:
     """Canonical hash of a data file such as catalog.yaml (raw-bytes hash if it cannot load)."""
+    from casebank.format.loader import load_document
+
     loaded = load_document(file, raw)
     if loaded.document is None:
         return sha256_hex(raw)

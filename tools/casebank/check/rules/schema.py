@@ -2,7 +2,7 @@
 
 Cerberus reports an error tree keyed by document path. Each leaf becomes one finding with the
 line and column of the offending key or value; a missing field points at its parent's key. One
-table, ``ERRORS``, maps every Cerberus error code to the rule and message it becomes; a test
+table, ``error_table()``, maps every Cerberus error code to the rule and message it becomes; a test
 fails if Cerberus defines a code the table does not map.
 """
 
@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from functools import cache
 from typing import Any
-
-import cerberus
-from cerberus import errors as cerr
 
 from casebank.check.engine import Finding, Rule, rule
 from casebank.check.problem import Severity
@@ -302,6 +300,8 @@ class SchemaChecker:
     """One reusable Cerberus validator for one schema (building validators is the slow part)."""
 
     def __init__(self, tree: Field) -> None:
+        import cerberus  # only a run with files to check needs it
+
         assert tree.fields is not None
         self.tree = tree
         self.validator = cerberus.Validator(dict(tree.rules["schema"]))
@@ -318,7 +318,7 @@ class SchemaChecker:
 
     def translate(self, doc: Document, error: Any) -> tuple[Rule, Finding] | None:
         """The rule and finding for one Cerberus error, through the one table."""
-        build = ERRORS.get(error.code)
+        build = error_table().get(error.code)
         if build is None:
             raise RuntimeError(f"Cerberus error code {error.code:#x} ({error.rule}) is not mapped")
         path: Path = tuple(error.document_path)
@@ -438,7 +438,7 @@ def _regex(e: _Error) -> tuple[Rule, Finding]:
 
 
 def _bound(e: _Error) -> tuple[Rule, Finding]:
-    side = "below the minimum" if e.error.code == cerr.MIN_VALUE.code else "above the maximum"
+    side = "below the minimum" if e.error.rule == "min" else "above the maximum"
     return OUT_OF_RANGE, Finding(
         e.path,
         f"`{e.where}` is {e.value}, {side} of {e.constraint}",
@@ -447,7 +447,7 @@ def _bound(e: _Error) -> tuple[Rule, Finding]:
 
 
 def _length(e: _Error) -> tuple[Rule, Finding]:
-    short = e.error.code == cerr.MIN_LENGTH.code
+    short = e.error.rule == "minlength"
     found, limit = (TOO_SHORT, "at least") if short else (TOO_LONG, "at most")
     if isinstance(e.value, str):
         return found, Finding(
@@ -488,7 +488,7 @@ def _anyof(e: _Error) -> tuple[Rule, Finding] | None:
 
 
 def _is_type_error(error: Any) -> bool:
-    return not error.is_group_error and error.code == cerr.BAD_TYPE.code
+    return not error.is_group_error and error.rule == "type"
 
 
 def _form(choice: Field) -> str:
@@ -506,58 +506,63 @@ def _not_used(e: _Error) -> tuple[Rule, Finding] | None:
 
 _GROUP = "group"  # group errors are never leaves: _leaves walks into their children
 
-# Every Cerberus error code: the message builder it becomes. Codes of rules the schemas do not
-# use are mapped to _not_used, which reports a bug in casebank rather than guessing.
-ERRORS: dict[int, Builder] = {
-    cerr.REQUIRED_FIELD.code: _missing,
-    cerr.UNKNOWN_FIELD.code: _unknown,
-    cerr.BAD_TYPE.code: _wrong_type,
-    cerr.UNALLOWED_VALUE.code: _not_allowed,
-    cerr.UNALLOWED_VALUES.code: _not_allowed,
-    cerr.EMPTY_NOT_ALLOWED.code: _empty,
-    cerr.NOT_NULLABLE.code: _empty,
-    cerr.REGEX_MISMATCH.code: _regex,
-    cerr.MIN_VALUE.code: _bound,
-    cerr.MAX_VALUE.code: _bound,
-    cerr.MIN_LENGTH.code: _length,
-    cerr.MAX_LENGTH.code: _length,
-    cerr.ANYOF.code: _anyof,
-    **{
-        definition.code: _not_used
-        for definition in (
-            cerr.CUSTOM,
-            cerr.DEPENDENCIES_FIELD,
-            cerr.DEPENDENCIES_FIELD_VALUE,
-            cerr.EXCLUDES_FIELD,
-            cerr.BAD_TYPE_FOR_SCHEMA,
-            cerr.ITEMS_LENGTH,
-            cerr.FORBIDDEN_VALUE,
-            cerr.FORBIDDEN_VALUES,
-            cerr.MISSING_MEMBERS,
-            cerr.NORMALIZATION,
-            cerr.COERCION_FAILED,
-            cerr.RENAMING_FAILED,
-            cerr.READONLY_FIELD,
-            cerr.SETTING_DEFAULT_FAILED,
-            cerr.NONEOF,
-            cerr.ONEOF,
-            cerr.ALLOF,
-            cerr.ERROR_GROUP,
-            cerr.MAPPING_SCHEMA,
-            cerr.SEQUENCE_SCHEMA,
-            cerr.KEYSRULES,
-            cerr.VALUESRULES,
-            cerr.BAD_ITEMS,
-            cerr.LOGICAL,
-        )
-    },
-}
+
+@cache
+def error_table() -> dict[int, Builder]:
+    """Every Cerberus error code: the message builder it becomes. Codes of rules the schemas do
+    not use map to _not_used, which reports a bug in casebank rather than guessing."""
+    from cerberus import errors as cerr
+
+    return {
+        cerr.REQUIRED_FIELD.code: _missing,
+        cerr.UNKNOWN_FIELD.code: _unknown,
+        cerr.BAD_TYPE.code: _wrong_type,
+        cerr.UNALLOWED_VALUE.code: _not_allowed,
+        cerr.UNALLOWED_VALUES.code: _not_allowed,
+        cerr.EMPTY_NOT_ALLOWED.code: _empty,
+        cerr.NOT_NULLABLE.code: _empty,
+        cerr.REGEX_MISMATCH.code: _regex,
+        cerr.MIN_VALUE.code: _bound,
+        cerr.MAX_VALUE.code: _bound,
+        cerr.MIN_LENGTH.code: _length,
+        cerr.MAX_LENGTH.code: _length,
+        cerr.ANYOF.code: _anyof,
+        **{
+            definition.code: _not_used
+            for definition in (
+                cerr.CUSTOM,
+                cerr.DEPENDENCIES_FIELD,
+                cerr.DEPENDENCIES_FIELD_VALUE,
+                cerr.EXCLUDES_FIELD,
+                cerr.BAD_TYPE_FOR_SCHEMA,
+                cerr.ITEMS_LENGTH,
+                cerr.FORBIDDEN_VALUE,
+                cerr.FORBIDDEN_VALUES,
+                cerr.MISSING_MEMBERS,
+                cerr.NORMALIZATION,
+                cerr.COERCION_FAILED,
+                cerr.RENAMING_FAILED,
+                cerr.READONLY_FIELD,
+                cerr.SETTING_DEFAULT_FAILED,
+                cerr.NONEOF,
+                cerr.ONEOF,
+                cerr.ALLOF,
+                cerr.ERROR_GROUP,
+                cerr.MAPPING_SCHEMA,
+                cerr.SEQUENCE_SCHEMA,
+                cerr.KEYSRULES,
+                cerr.VALUESRULES,
+                cerr.BAD_ITEMS,
+                cerr.LOGICAL,
+            )
+        },
+    }
 
 
 def _leaves(errors: Any) -> Iterator[Any]:
     """Leaf errors, depth first; an anyof failure is one leaf (its builder looks inside)."""
     for error in errors:
-        if error.is_group_error and error.code != cerr.ANYOF.code:
+        if error.is_group_error and error.rule != "anyof":
             yield from _leaves(error.child_errors)
         else:
             yield error
