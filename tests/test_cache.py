@@ -192,7 +192,7 @@ def test_changed_since_checks_everything_when_the_catalog_changed(make_repo: Rep
     root = committed_repo(make_repo)
     with (root / "catalog.yaml").open("a", encoding="utf-8") as catalog:
         catalog.write(
-            "  - name: Serum lactate\n    category: laboratory\n"
+            "  - name: Serum lactate\n    kind: lab\n"
             "    result_types: [lab_value]\n    unit: mmol/L\n"
         )
     code, payload = report(root, "--changed-since", "HEAD")

@@ -88,8 +88,8 @@ def test_canonical_unit_outside_accepted_units() -> None:
 
 
 def test_catalog_schema_errors_are_positioned() -> None:
-    text = edit_catalog("    category: imaging\n", "    category: radiology\n")
-    assert catalog_found(text) == [("CB204", "tests[9].category", line_of(text, "radiology"))]
+    text = edit_catalog("    kind: imaging\n", "    kind: radiology\n")
+    assert catalog_found(text) == [("CB204", "tests[9].kind", line_of(text, "radiology"))]
 
 
 def test_resolution_is_case_and_space_insensitive() -> None:
@@ -100,6 +100,6 @@ def test_resolution_is_case_and_space_insensitive() -> None:
     assert test is not None and test.name == "Complete blood count"
     assert catalog.resolve("fbc") is test
     assert catalog.suggest_test("Troponine") == "Troponin"
-    # a known name inside what was typed beats a merely similar spelling
+    # filler words, British spellings and word order do not change which test is meant
     assert catalog.suggest_test("Potassium level") == "Potassium"
-    assert catalog.suggest_test("serum haemoglobin result") == "Haemoglobin"
+    assert catalog.suggest_test("serum haemoglobin result") == "Hemoglobin"

@@ -1,22 +1,38 @@
-"""The global catalog of orderable tests and controlled vocabularies, as a lookup structure."""
+"""The global catalog of orderable tests and controlled vocabularies, as a lookup structure.
+
+Names are compared folded (case-insensitively, runs of white space as one space). Beyond names,
+the catalog states how tests relate, which the results oracle and the contradiction rule rely
+on: a panel's components (and names that mean a component only inside that panel), tests whose
+result answers another test (``answers``), and families of tests that report the same thing
+(``family``, and imaging of one site by one modality).
+"""
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from casebank.format.names import NameIndex
 
 
 @dataclass(frozen=True)
 class CatalogTest:
     name: str
-    category: str
+    kind: str
     result_types: tuple[str, ...]
     aliases: tuple[str, ...] = ()
+    specimen: str | None = None
+    modality: str | None = None
+    site: str | None = None
+    family: str | None = None
     unit: str | None = None
     units: tuple[str, ...] = ()
     components: tuple[str, ...] = ()
+    component_aliases: Mapping[str, str] = field(default_factory=dict)
+    answers: tuple[str, ...] = ()
     loinc: str | None = None
     default_result: str | None = None
 
@@ -25,6 +41,24 @@ class CatalogTest:
         if self.unit and self.unit not in self.units:
             return (self.unit, *self.units)
         return self.units
+
+    @property
+    def is_panel(self) -> bool:
+        return "panel" in self.result_types
+
+    @property
+    def numeric(self) -> bool:
+        return "lab_value" in self.result_types
+
+    @property
+    def family_key(self) -> str | None:
+        """What groups this test with related ones: its family, or for imaging its modality
+        and site together."""
+        if self.family:
+            return f"family:{fold(self.family)}"
+        if self.kind == "imaging" and self.modality and self.site:
+            return f"imaging:{fold(self.modality)}:{fold(self.site)}"
+        return None
 
 
 def fold(name: str) -> str:
@@ -38,8 +72,15 @@ class Catalog:
     tones: frozenset[str] = frozenset()
     specialties: frozenset[str] = frozenset()
     tags: frozenset[str] = frozenset()
+    specimens: frozenset[str] = frozenset()
+    modalities: frozenset[str] = frozenset()
+    abbreviations: Mapping[str, str] = field(default_factory=dict)
     _index: dict[str, CatalogTest] = field(default_factory=dict, repr=False)
     _spellings: dict[str, str] = field(default_factory=dict, repr=False)
+    _answered_by: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
+    _families: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
+    _panels_of: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
+    _name_index: NameIndex | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         for test in self.tests:
@@ -47,28 +88,88 @@ class Catalog:
                 # The first entry wins; the catalog rules report the clash.
                 self._index.setdefault(fold(spelling), test)
                 self._spellings.setdefault(fold(spelling), spelling)
+        for test in self.tests:
+            for answered in test.answers:
+                self._answered_by.setdefault(fold(answered), []).append(test)
+            if test.family_key is not None:
+                self._families.setdefault(test.family_key, []).append(test)
+            for component in test.components:
+                self._panels_of.setdefault(fold(component), []).append(test)
 
-    def resolve(self, name: str) -> CatalogTest | None:
-        """The test a name or alias means, compared case-insensitively."""
+    def resolve(self, name: str, panel: CatalogTest | None = None) -> CatalogTest | None:
+        """The test a name or alias means. Inside ``panel``, the panel's own names for its
+        members come first (``WBC`` in a urinalysis), then its members' names and aliases."""
+        if panel is not None:
+            member = self._member(panel, name)
+            if member is not None:
+                return member
         return self._index.get(fold(name))
 
-    def suggest_test(self, name: str) -> str | None:
-        """The closest known test name or alias, for a did-you-mean.
+    def _member(self, panel: CatalogTest, name: str) -> CatalogTest | None:
+        wanted = fold(name)
+        for local, target in panel.component_aliases.items():
+            if fold(local) == wanted:
+                return self._index.get(fold(target))
+        for member_name in panel.components:
+            member = self._index.get(fold(member_name))
+            if member is not None and wanted in {fold(n) for n in (member.name, *member.aliases)}:
+                return member
+        return None
 
-        A known name written out in full inside what was typed ("Lactic acid level" holds
-        "Lactic acid") beats a merely similar spelling ("Folic acid level"); otherwise the
-        closest spelling wins.
-        """
-        wanted = f" {fold(name)} "
-        inside = [k for k in self._spellings if len(k) >= 3 and f" {k} " in wanted]
-        if inside:
-            return self._spellings[max(inside, key=len)]
-        match = difflib.get_close_matches(fold(name), self._spellings, n=1, cutoff=0.6)
-        return self._spellings[match[0]] if match else None
+    def spellings(self) -> Mapping[str, str]:
+        """Every name and alias, folded -> as written."""
+        return self._spellings
+
+    def name_index(self) -> NameIndex:
+        """The index of every spelling by meaning, built on first use (see ``names``)."""
+        if self._name_index is None:
+            from casebank.format.names import NameIndex
+
+            self._name_index = NameIndex(self._spellings.values())
+        return self._name_index
+
+    def answered_by(self, test: CatalogTest) -> list[CatalogTest]:
+        """The tests whose result answers a request for ``test`` (catalog ``answers``)."""
+        return list(self._answered_by.get(fold(test.name), []))
+
+    def family_of(self, test: CatalogTest) -> list[CatalogTest]:
+        """The other tests of ``test``'s family (empty when it has none)."""
+        key = test.family_key
+        return [t for t in self._families.get(key, []) if t is not test] if key else []
+
+    def panels_containing(self, test: CatalogTest) -> list[CatalogTest]:
+        return list(self._panels_of.get(fold(test.name), []))
+
+    def components_of(self, panel: CatalogTest) -> list[CatalogTest]:
+        return [t for c in panel.components if (t := self._index.get(fold(c))) is not None]
+
+    def related(self, test: CatalogTest) -> list[CatalogTest]:
+        """Tests whose result bears on ``test``'s: its family, what it answers and what
+        answers it, and panels it belongs to or members it has."""
+        found: dict[str, CatalogTest] = {}
+        groups: Iterable[Iterable[CatalogTest]] = (
+            self.family_of(test),
+            self.answered_by(test),
+            (t for a in test.answers if (t := self._index.get(fold(a))) is not None),
+            self.panels_containing(test),
+            self.components_of(test),
+        )
+        for group in groups:
+            for other in group:
+                if other is not test:
+                    found.setdefault(other.name, other)
+        return list(found.values())
+
+    def suggest_test(self, name: str) -> str | None:
+        """The closest known test name or alias, for a did-you-mean (see ``names.suggest``)."""
+        from casebank.format.names import suggest
+
+        return suggest(name, self)
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean `x`?)`` or nothing, for appending to a message."""
+    """`` (did you mean `x`?)`` or nothing, for appending to a message about a field name or a
+    vocabulary word (test names use the clinically safe ``names.suggest``)."""
     options = {fold(c): c for c in candidates}
     match = difflib.get_close_matches(fold(word), options, n=1, cutoff=0.6)
     return f" (did you mean `{options[match[0]]}`?)" if match else ""
@@ -82,6 +183,12 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 def _optional_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _text_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def build_catalog(data: dict[str, Any]) -> Catalog:
@@ -100,12 +207,18 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
         tests.append(
             CatalogTest(
                 name=entry["name"],
-                category=str(entry.get("category", "")),
+                kind=str(entry.get("kind", "")),
                 result_types=_strings(entry.get("result_types")),
                 aliases=_strings(entry.get("aliases")),
+                specimen=_optional_str(entry.get("specimen")),
+                modality=_optional_str(entry.get("modality")),
+                site=_optional_str(entry.get("site")),
+                family=_optional_str(entry.get("family")),
                 unit=_optional_str(entry.get("unit")),
                 units=_strings(entry.get("units")),
                 components=_strings(entry.get("components")),
+                component_aliases=_text_map(entry.get("component_aliases")),
+                answers=_strings(entry.get("answers")),
                 loinc=_optional_str(entry.get("loinc")),
                 default_result=_optional_str(entry.get("default_result")),
             )
@@ -115,4 +228,7 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
         tones=frozenset(_strings(vocab.get("tones"))),
         specialties=frozenset(_strings(vocab.get("specialties"))),
         tags=frozenset(_strings(vocab.get("tags"))),
+        specimens=frozenset(_strings(vocab.get("specimens"))),
+        modalities=frozenset(_strings(vocab.get("modalities"))),
+        abbreviations=_text_map(vocab.get("abbreviations")),
     )

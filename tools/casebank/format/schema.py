@@ -1,11 +1,16 @@
 """The case format and the catalog format, as Cerberus schemas: the single source of truth.
 
 Every field carries ``meta.description`` (one line, for generated docs and editor hovers) and,
-where it helps an author, ``meta.example``. The JSON Schema in ``schema/case.schema.json`` and
-``docs/schema.md`` are generated from these dictionaries; never edit those by hand.
+where it helps an author, ``meta.example``. Every top-level section (and any field that differs
+from its section) declares its **audience**: ``patient`` (what the simulated patient knows and
+may say), ``on_request`` (examination findings and results, given only when asked for) or
+``examiner`` (the diagnosis, the checklists, management, scoring, and everything about the case
+itself). The role views, the JSON Schema in ``schema/case.schema.json``, ``docs/schema.md`` and
+the ``casebank new`` scaffold are all generated from these dictionaries through
+``casebank.format.walk``; never edit those by hand.
 
 Cross-field and catalog checks (a lab value needs a unit, tests must exist in the catalog, ...)
-live in ``casebank.rules``; this module says only what shape a file has.
+live in ``casebank.check.rules``; this module says only what shape a file has.
 """
 
 from __future__ import annotations
@@ -15,33 +20,38 @@ import json
 from typing import Any
 
 # Bump when the case format changes in a way that could change what is valid.
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "2.0"
 
 CASE_ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
 LANGUAGES = ["en"]
 DIFFICULTIES = ["easy", "medium", "hard"]
 SEXES = ["female", "male", "other"]
 RESULT_TYPES = ["lab_value", "qualitative", "text_report", "panel"]
-RESULT_FLAGS = ["normal", "low", "high", "critical_low", "critical_high", "abnormal"]
-RESULTS_POLICIES = ["normal_unless_listed", "unavailable_unless_listed", "generate_consistent"]
-CATEGORIES = [
-    "laboratory",
-    "imaging",
-    "physiology",
-    "bedside",
-    "microbiology",
-    "pathology",
-    "procedure",
-    "point_of_care",
+RESULT_FLAGS = [
+    "normal",
+    "low",
+    "high",
+    "critical_low",
+    "critical_high",
+    "abnormal",
+    "indeterminate",
 ]
+ABNORMAL_FLAGS = ["low", "high", "critical_low", "critical_high", "abnormal"]
+RESULT_STATUSES = ["final", "pending", "not_done", "unavailable"]
+LATERALITIES = ["left", "right", "bilateral"]
+RESULTS_POLICIES = ["normal_unless_listed", "unavailable_unless_listed", "generate_consistent"]
+PROVENANCE_SOURCES = ["original", "adapted"]
+TEST_KINDS = ["lab", "imaging", "microbiology", "procedure", "bedside", "assessment"]
+EXAM_DEPTH = 4  # levels of sections in a structured physical examination
 
 Schema = dict[str, Any]
 
 
 def _meta(description: str, example: Any = None, **more: Any) -> dict[str, Any]:
     """A field's metadata: a one-line description, an example, and what else views need:
-    ``names="test"`` where catalog test names go, ``vocabulary=...`` where a catalog vocabulary
-    applies, ``scaffold`` for what `casebank new` writes there."""
+    ``audience`` (who may see it), ``names="test"`` where catalog test names go,
+    ``vocabulary=...`` where a catalog vocabulary applies, ``scaffold`` for what
+    `casebank new` writes there."""
     meta: dict[str, Any] = {"description": description}
     if example is not None:
         meta["example"] = example
@@ -67,18 +77,60 @@ def text_list(description: str, example: Any = None, meta: Any = None, **rules: 
     }
 
 
-def orderable_tests(description: str, example: Any, scaffold: Any = None, **rules: Any) -> Schema:
-    """A list of catalog test names (names or aliases)."""
-    more = {"names": "test"} if scaffold is None else {"names": "test", "scaffold": scaffold}
-    return text_list(description, example, meta=more, **rules)
+def choice(description: str, allowed: list[str], example: str, **more: Any) -> Schema:
+    return {"type": "string", "allowed": allowed, "meta": _meta(description, example, **more)}
 
 
 def mapping(description: str, fields: Schema, example: Any = None, **rules: Any) -> Schema:
-    return {"type": "dict", "schema": fields, "meta": _meta(description, example), **rules}
+    meta = _meta(description, example, **rules.pop("meta", {}))
+    return {"type": "dict", "schema": fields, "meta": meta, **rules}
 
 
 def required(schema: Schema) -> Schema:
     return {**schema, "required": True}
+
+
+def audience(schema: Schema, who: str) -> Schema:
+    return {**schema, "meta": {**schema["meta"], "audience": who}}
+
+
+# --- tests, as orders and as results --------------------------------------------------------
+
+_QUALIFIERS: Schema = {
+    "site": text("Body site the test is of, where the test name leaves it open.", "hand"),
+    "laterality": choice("Side: left, right or bilateral.", LATERALITIES, "right"),
+    "specimen": text("Specimen, where the test name leaves it open.", "midstream urine"),
+}
+
+_ORDER: Schema = {
+    "test": required(text("Catalog test name or alias.", "Hand X-ray")),
+    **_QUALIFIERS,
+}
+
+
+def orderable_tests(description: str, example: Any, scaffold: Any = None, **rules: Any) -> Schema:
+    """A list of orders: catalog test names (or aliases), or ``{test, site, laterality,
+    specimen}`` where a qualifier matters."""
+    more: dict[str, Any] = {"names": "test"}
+    if scaffold is not None:
+        more["scaffold"] = scaffold
+    return {
+        "type": "list",
+        "schema": {
+            "type": ["string", "dict"],
+            "empty": False,
+            "anyof": [
+                {"type": "string"},
+                {"type": "dict", "schema": _ORDER, "meta": _meta("An order with qualifiers.")},
+            ],
+        },
+        "meta": _meta(description, example, **more),
+        **rules,
+    }
+
+
+def test_name_list(description: str, example: Any) -> Schema:
+    return text_list(description, example, meta={"names": "test"})
 
 
 _REFERENCE_RANGE = {
@@ -103,41 +155,81 @@ def _result_fields(*, type_required: bool) -> Schema:
             "required": type_required,
             "meta": _meta(
                 "Kind of result: lab_value (a number with unit and range), qualitative "
-                "(positive/negative and the like), text_report (imaging, ECG, pathology "
-                "narrative) or panel (several analytes).",
+                "(positive/negative, or a word such as `elevated` for a numeric test), "
+                "text_report (imaging, ECG, pathology narrative) or panel (several analytes).",
                 "lab_value",
             ),
         },
+        "status": choice(
+            "Where the result stands: final (the default), pending (ordered, not back yet), "
+            "not_done, or unavailable (the case holds no result and none may be invented).",
+            RESULT_STATUSES,
+            "pending",
+        ),
         "value": {
             "type": ["number", "string"],
             "meta": _meta(
                 "The result: a number for lab_value, text otherwise.", 2.4, scaffold=True
             ),
         },
-        "unit": text("Unit of a numeric value, as the catalog spells it.", "ng/mL"),
+        "unit": text("Unit of a numeric value (UCUM or a common clinical spelling).", "ng/mL"),
         "reference_range": _REFERENCE_RANGE,
-        "flag": {
-            "type": "string",
-            "allowed": RESULT_FLAGS,
-            "meta": _meta("How the value compares with the reference range.", "high"),
-        },
+        "flag": choice(
+            "How the value compares with the reference range (indeterminate: equivocal).",
+            RESULT_FLAGS,
+            "high",
+        ),
         "note": text("Comment a clinician would see with the result.", "Hemolysed sample."),
+        "attachments": text_list(
+            "Files of this result under cases/<case_id>/attachments/ (a tracing, an image).",
+            ["ecg-12-lead.png"],
+        ),
     }
 
 
-RESULT_COMPONENT: Schema = _result_fields(type_required=False)
+_COMPONENTS = {
+    "type": "dict",
+    "keysrules": {"type": "string", "empty": False},
+    "valuesrules": {"type": "dict", "schema": _result_fields(type_required=False)},
+    "meta": _meta(
+        "For a panel: each member test (by catalog name or alias) with its own result.",
+        {"Hemoglobin": {"value": 13.5, "unit": "g/dL", "reference_range": "13.0–17.0"}},
+    ),
+}
+
+_TIMED_RESULT: Schema = {
+    "at": required(
+        text("When the result was taken, in words the case uses.", "3 hours after arrival")
+    ),
+    **_result_fields(type_required=False),
+    "components": _COMPONENTS,
+}
+
 RESULT: Schema = {
     **_result_fields(type_required=True),
-    "components": {
-        "type": "dict",
-        "keysrules": {"type": "string", "empty": False},
-        "valuesrules": {"type": "dict", "schema": RESULT_COMPONENT},
+    "components": _COMPONENTS,
+    "series": {
+        "type": "list",
+        "minlength": 2,
+        "schema": {"type": "dict", "schema": _TIMED_RESULT},
         "meta": _meta(
-            "For a panel: each member test (by catalog name or alias) with its own result.",
-            {"Hemoglobin": {"value": 13.5, "unit": "g/dL", "reference_range": "13.0–17.0"}},
+            "Results at several times, oldest first, each a full result (its type is the "
+            "test's); use instead of `value`.",
+            [
+                {"at": "on arrival", "value": 48, "unit": "ng/L", "reference_range": "<14"},
+                {"at": "3 hours", "value": 512, "unit": "ng/L", "reference_range": "<14"},
+            ],
         ),
     },
+    "answers": test_name_list(
+        "Other catalog tests this result also answers (an abdominal ultrasound that reports "
+        "the gallbladder answers a right upper quadrant ultrasound).",
+        ["Right upper quadrant ultrasound"],
+    ),
+    **_QUALIFIERS,
 }
+
+# --- the patient ----------------------------------------------------------------------------
 
 _PMH_ITEM = {
     "condition": required(text("Diagnosis or past event.", "Type 2 diabetes mellitus")),
@@ -155,11 +247,17 @@ _MED_ITEM = {
 _ALLERGY_ITEM = {
     "substance": required(text("Drug, food or other allergen.", "penicillin")),
     "reaction": text("What happened on exposure.", "urticaria"),
-    "severity": {
-        "type": "string",
-        "allowed": ["mild", "moderate", "severe", "anaphylaxis", "unknown"],
-        "meta": _meta("How severe the reaction was.", "moderate"),
-    },
+    "severity": choice(
+        "How severe the reaction was.",
+        ["mild", "moderate", "severe", "anaphylaxis", "unknown"],
+        "moderate",
+    ),
+}
+_UNKNOWN_ITEM = {
+    "topic": required(text("What the patient does not know or cannot say.", "family history")),
+    "reason": text(
+        "Why, as the patient would explain it.", "adopted; no contact with birth family"
+    ),
 }
 
 
@@ -171,11 +269,82 @@ def _structured_list(description: str, item: Schema, example: Any, **more: Any) 
     }
 
 
+# --- the physical examination ---------------------------------------------------------------
+
+_FINDING: Schema = {
+    "value": required(
+        {
+            "type": ["number", "string"],
+            "meta": _meta("The finding: a measurement, or a short text.", 38.2),
+        }
+    ),
+    "unit": text("Unit of a measured finding.", "Cel"),
+    "reference_range": _REFERENCE_RANGE,
+    "flag": choice("How a measured finding compares with normal.", RESULT_FLAGS, "high"),
+    "laterality": choice("Side: left, right or bilateral.", LATERALITIES, "right"),
+    "note": text("Anything else about the finding.", "Rechecked after 10 minutes."),
+}
+
+
+def _exam_section(levels: int) -> Schema:
+    """Findings of one part of the examination: text, a measured finding, or (``levels`` more
+    deep) a section of its own."""
+    forms: list[Schema] = [
+        {"type": "string", "empty": False, "meta": _meta("text")},
+        {"type": "dict", "schema": _FINDING, "meta": _meta("a finding {value, unit, ...}")},
+    ]
+    if levels > 1:
+        forms.append(
+            {
+                "type": "dict",
+                "empty": False,
+                "keysrules": {"type": "string", "empty": False},
+                "valuesrules": _exam_section(levels - 1),
+                "meta": _meta("a section of findings"),
+            }
+        )
+    return {
+        "type": ["string", "dict"],
+        "anyof": forms,
+        "meta": _meta(
+            "A part of the examination: text, a finding with a value (and unit), or a "
+            "section of further parts.",
+            {"power": "4/5", "reflexes": "brisk"},
+        ),
+    }
+
+
+PHYSICAL_EXAM: Schema = {
+    "type": ["string", "dict"],
+    "empty": False,
+    "anyof": [
+        {"type": "string", "meta": _meta("a narrative")},
+        {
+            "type": "dict",
+            "keysrules": {"type": "string", "empty": False},
+            "valuesrules": _exam_section(EXAM_DEPTH),
+            "meta": _meta("sections of findings"),
+        },
+    ],
+    "meta": _meta(
+        "Examination findings: one narrative, or sections (general, cardiovascular, ...) "
+        "nested as deep as needed, down to text or measured findings.",
+        {
+            "general": "Diaphoretic, in pain",
+            "neurological": {"upper limbs": {"right": {"power": "4/5"}}},
+            "temperature": {"value": 38.2, "unit": "Cel"},
+        },
+        audience="on_request",
+        scaffold={"general": "TODO: general appearance"},
+    ),
+}
+
 CASE_SCHEMA: Schema = {
     "case_id": required(
         text(
             "Unique, stable identifier; equals the file name without extension.",
             "chest_pain_001",
+            meta={"audience": "examiner"},
             regex=CASE_ID_PATTERN,
         )
     ),
@@ -185,18 +354,10 @@ CASE_SCHEMA: Schema = {
             {
                 "title": required(text("Short human title.", "Acute chest pain in a smoker")),
                 "language": required(
-                    {
-                        "type": "string",
-                        "allowed": LANGUAGES,
-                        "meta": _meta("Language of the case text; must be en.", "en"),
-                    }
+                    choice("Language of the case text; must be en.", LANGUAGES, "en")
                 ),
                 "difficulty": required(
-                    {
-                        "type": "string",
-                        "allowed": DIFFICULTIES,
-                        "meta": _meta("How hard the case is: easy, medium or hard.", "medium"),
-                    }
+                    choice("How hard the case is: easy, medium or hard.", DIFFICULTIES, "medium")
                 ),
                 "specialty": required(
                     text(
@@ -213,11 +374,12 @@ CASE_SCHEMA: Schema = {
                     )
                 ),
             },
+            meta={"audience": "examiner"},
         )
     ),
     "patient": required(
         mapping(
-            "The simulated patient.",
+            "The simulated patient: everything here is the patient's to know and say.",
             {
                 "age": required(
                     {
@@ -229,13 +391,7 @@ CASE_SCHEMA: Schema = {
                         ),
                     }
                 ),
-                "sex": required(
-                    {
-                        "type": "string",
-                        "allowed": SEXES,
-                        "meta": _meta("female, male or other.", "male"),
-                    }
-                ),
+                "sex": required(choice("female, male or other.", SEXES, "male")),
                 "persona": required(
                     text(
                         "How the patient comes across: occupation, manner, worries.",
@@ -274,7 +430,14 @@ CASE_SCHEMA: Schema = {
                     "Relevant family history.",
                     ["Father had a myocardial infarction at 52"],
                 ),
+                "unknowns": _structured_list(
+                    "What the patient does not know or cannot say: a simulator answers these "
+                    "with 'I don't know', never with an invented answer.",
+                    _UNKNOWN_ITEM,
+                    [{"topic": "family history", "reason": "adopted"}],
+                ),
             },
+            meta={"audience": "patient"},
         )
     ),
     "presentation": required(
@@ -292,7 +455,8 @@ CASE_SCHEMA: Schema = {
                 ),
                 "key_history_points": required(
                     mapping(
-                        "What a good history must cover.",
+                        "What a good history must cover (the examiner's checklist, never shown "
+                        "to the simulated patient).",
                         {
                             "must_ask": required(
                                 text_list(
@@ -310,22 +474,14 @@ CASE_SCHEMA: Schema = {
                                 text_list("Findings that must not be missed.", ["Syncope"])
                             ),
                         },
+                        meta={"audience": "examiner"},
                     )
                 ),
             },
+            meta={"audience": "patient"},
         )
     ),
-    "physical_exam": {
-        "type": ["string", "dict"],
-        "empty": False,
-        "keysrules": {"type": "string", "empty": False},
-        "valuesrules": {"type": "string", "empty": False},
-        "meta": _meta(
-            "Examination findings: one narrative, or a mapping of system to findings.",
-            {"general": "Diaphoretic, in pain", "cardiovascular": "Regular rhythm, no murmur"},
-            scaffold={"general": "TODO: general appearance"},
-        ),
-    },
+    "physical_exam": PHYSICAL_EXAM,
     "ground_truth": required(
         mapping(
             "The gold-standard answer.",
@@ -345,11 +501,12 @@ CASE_SCHEMA: Schema = {
                 ),
                 "severity_or_stage": text("Severity, stage or classification.", "Killip class I"),
             },
+            meta={"audience": "examiner"},
         )
     ),
     "investigations": required(
         mapping(
-            "Tests and their results.",
+            "Tests: which a good answer orders (examiner) and their results (on request).",
             {
                 "catalog_hints": orderable_tests(
                     "Tests to show first in the ordering interface.", ["ECG"]
@@ -396,22 +553,21 @@ CASE_SCHEMA: Schema = {
                                 }
                             },
                             names="test",
+                            audience="on_request",
                         ),
                     }
                 ),
-                "results_generated_policy": {
-                    "type": "string",
-                    "allowed": RESULTS_POLICIES,
-                    "meta": _meta(
-                        "What the simulator returns for a test with no listed result: "
-                        "normal_unless_listed (the catalog's default normal result), "
-                        "unavailable_unless_listed, or generate_consistent (invent results "
-                        "consistent with the case).",
-                        "normal_unless_listed",
-                        scaffold="normal_unless_listed",
-                    ),
-                },
+                "results_generated_policy": choice(
+                    "What the simulator returns for a test with no listed result: "
+                    "normal_unless_listed (the catalog's default normal result), "
+                    "unavailable_unless_listed, or generate_consistent (a result consistent "
+                    "with the case, which a harness must not contradict it with).",
+                    RESULTS_POLICIES,
+                    "normal_unless_listed",
+                    scaffold="normal_unless_listed",
+                ),
             },
+            meta={"audience": "examiner"},
         )
     ),
     "management_gold": required(
@@ -433,6 +589,7 @@ CASE_SCHEMA: Schema = {
                 ),
                 "follow_up": required(text_list("Follow-up.", ["Cardiology review"], minlength=1)),
             },
+            meta={"audience": "examiner"},
         )
     ),
     "scoring": required(
@@ -469,6 +626,16 @@ CASE_SCHEMA: Schema = {
                                     minlength=1,
                                 )
                             ),
+                            "partial_credit": {
+                                "type": "dict",
+                                "keysrules": {"type": "string", "empty": False},
+                                "valuesrules": {"type": "number", "min": 0, "max": 1},
+                                "meta": _meta(
+                                    "Answers that earn part of the diagnosis score, with the "
+                                    "share each earns (0 to 1).",
+                                    {"Acute coronary syndrome": 0.5},
+                                ),
+                            },
                         },
                     )
                 ),
@@ -480,7 +647,28 @@ CASE_SCHEMA: Schema = {
                     )
                 ),
             },
+            meta={"audience": "examiner"},
         )
+    ),
+    "provenance": mapping(
+        "Where the case comes from and under what licence (defaults: original, under the "
+        "dataset's licence).",
+        {
+            "source": required(
+                choice(
+                    "original (written for casebank) or adapted (from a published source).",
+                    PROVENANCE_SOURCES,
+                    "original",
+                )
+            ),
+            "licence": text("SPDX licence identifier of the case.", "CC-BY-4.0"),
+            "derived_from": text(
+                "For an adapted case: the citation or URL of its source.",
+                "AgentClinic-MedQA, case 12 (https://github.com/SamuelSchmidgall/AgentClinic)",
+            ),
+            "notes": text("What was changed in adapting it, or anything else a reviewer needs."),
+        },
+        meta={"audience": "examiner"},
     ),
     "localization": {
         "type": "dict",
@@ -489,6 +677,7 @@ CASE_SCHEMA: Schema = {
         "meta": _meta(
             "Future multilingual support: translated field overrides by language tag.",
             {"fr": {"metadata": {"title": "Douleur thoracique aiguë"}}},
+            audience="examiner",
         ),
     },
     "acknowledged_warnings": {
@@ -514,21 +703,38 @@ CASE_SCHEMA: Schema = {
             "Warnings this case accepts on purpose, each with a written reason; "
             "they stay visible in review.",
             [{"rule": "CB405", "reason": "The patient has known asthma and says so."}],
+            audience="examiner",
         ),
     },
 }
 
 CATALOG_TEST: Schema = {
-    "name": required(text("Canonical test name used in reports.", "Troponin")),
+    "name": required(text("Canonical test name used in reports (US spelling).", "Troponin")),
     "aliases": text_list(
         "Other names and abbreviations that mean this test.", ["hs-troponin", "Troponin I"]
     ),
-    "category": required(
-        {
-            "type": "string",
-            "allowed": CATEGORIES,
-            "meta": _meta("Kind of test.", "laboratory"),
-        }
+    "kind": required(
+        choice(
+            "Kind of test: lab, imaging, microbiology, procedure, bedside or assessment.",
+            TEST_KINDS,
+            "lab",
+        )
+    ),
+    "specimen": text(
+        "What is sampled, for lab and microbiology tests (from the catalog's specimens).",
+        "blood",
+        meta={"vocabulary": "specimens"},
+    ),
+    "modality": text(
+        "How an image is made, for imaging (from the catalog's modalities).",
+        "ultrasound",
+        meta={"vocabulary": "modalities"},
+    ),
+    "site": text("Body site, for imaging, procedures and bedside tests.", "abdomen"),
+    "family": text(
+        "A group of tests that report the same thing, so that a result of one bears on the "
+        "others (e.g. cardiac_rhythm for ECG, telemetry and Holter).",
+        "cardiac_rhythm",
     ),
     "result_types": required(
         {
@@ -538,27 +744,48 @@ CATALOG_TEST: Schema = {
             "meta": _meta("Result types a case may give for this test.", ["lab_value"]),
         }
     ),
-    "unit": text("Canonical unit of a numeric result.", "ng/L"),
+    "unit": text(
+        "Preferred unit of a numeric result; any unit of the same dimension is accepted.",
+        "ng/L",
+    ),
     "units": text_list(
-        "Every unit accepted for a numeric result (the canonical one included).", ["ng/L", "ng/mL"]
+        "Units of other dimensions also accepted (a mass concentration beside a molar one).",
+        ["mg/dL"],
     ),
     "components": text_list(
         "For a panel: the member tests, by catalog name.", ["Hemoglobin", "Platelet count"]
     ),
+    "component_aliases": {
+        "type": "dict",
+        "keysrules": {"type": "string", "empty": False},
+        "valuesrules": {"type": "string", "empty": False},
+        "meta": _meta(
+            "For a panel: names that mean a member only inside this panel (WBC in a "
+            "urinalysis is the urine white cell count).",
+            {"WBC": "Urine white blood cells"},
+        ),
+    },
+    "answers": text_list(
+        "Tests whose request this test's result answers (a urinalysis answers a urine "
+        "dipstick), by catalog name.",
+        ["Urine dipstick"],
+    ),
     "loinc": text(
-        "LOINC code, only where certain (the check digit is verified).",
+        "LOINC code, only where a public source confirms it (the check digit is verified).",
         "2160-0",
         regex=r"^[0-9]{1,7}-[0-9]$",
     ),
     "default_result": text(
-        "Result text for a normal test a case does not list.", "Within normal limits."
+        "The normal result served for this test when a case does not list it "
+        "(results_generated_policy: normal_unless_listed).",
+        "Within normal limits.",
     ),
 }
 
 CATALOG_SCHEMA: Schema = {
     "vocabularies": required(
         mapping(
-            "Controlled vocabularies cases draw on.",
+            "Controlled vocabularies cases and catalog entries draw on.",
             {
                 "tones": required(
                     text_list("Supported simulator tones.", ["neutral", "anxious"], minlength=1)
@@ -567,6 +794,18 @@ CATALOG_SCHEMA: Schema = {
                     text_list("Known specialties.", ["emergency_medicine"], minlength=1)
                 ),
                 "tags": required(text_list("Known tags.", ["chest_pain"], minlength=1)),
+                "specimens": text_list("Specimens lab tests are done on.", ["blood", "urine"]),
+                "modalities": text_list("Imaging modalities.", ["x-ray", "ultrasound"]),
+                "abbreviations": {
+                    "type": "dict",
+                    "keysrules": {"type": "string", "empty": False},
+                    "valuesrules": {"type": "string", "empty": False},
+                    "meta": _meta(
+                        "Clinical abbreviations and what they stand for, used to compare "
+                        "answers (STEMI and ST-elevation myocardial infarction are one answer).",
+                        {"STEMI": "ST-elevation myocardial infarction"},
+                    ),
+                },
             },
         )
     ),
@@ -577,7 +816,7 @@ CATALOG_SCHEMA: Schema = {
             "schema": {"type": "dict", "schema": CATALOG_TEST},
             "meta": _meta(
                 "Orderable tests.",
-                [{"name": "ECG", "category": "physiology", "result_types": ["text_report"]}],
+                [{"name": "ECG", "kind": "bedside", "result_types": ["text_report"]}],
             ),
         }
     ),

@@ -1,0 +1,190 @@
+"""Matching test names the way a clinician means them, and suggesting only what is safe.
+
+A did-you-mean that names a clinically different test is worse than none: "CD4 count" is not a
+red cell count, and a tumour marker is not ionised calcium. So a name is compared as a set of
+normalised words (case, punctuation, word order, British spellings, filler words such as
+"level" or "test", and common modality and site words all folded), and a suggestion is made
+only on a strong match:
+
+1. the same words as a catalog name or alias, in any order ("Ultrasound of the Neck" is
+   "Neck ultrasound"); or
+2. every word paired one to one with a word of a catalog name or alias, where each pair is
+   equal or, for words of five letters or more without digits, a near-miss of spelling
+   ("Troponine", "Haemoglobn"). Words with digits must match exactly (CD4 is not CD8), and no
+   word may be left over on either side.
+
+Anything else gets no suggestion, and the message says how to ask for the test to be added.
+Candidates come from rapidfuzz (token-sort similarity), which is imported only when a name is
+unknown. Precision and recall on a corpus of real-world names are measured by the tests
+(``tests/data/test-names.yaml``).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from casebank.format.catalog import Catalog
+
+# Words that never change which test is meant.
+FILLER = frozenset(
+    "a an and the of for in on with to test tests level levels measurement measurements "
+    "study studies scan scans assay assays screen screening count value values result "
+    "results investigation analysis serum".split()
+)
+# Words that name the same thing, folded to one spelling.
+SYNONYMS = {
+    "xr": "xray",
+    "radiograph": "xray",
+    "radiography": "xray",
+    "film": "xray",
+    "films": "xray",
+    "cxr": "chest xray",
+    "us": "ultrasound",
+    "usg": "ultrasound",
+    "ultrasonography": "ultrasound",
+    "sonography": "ultrasound",
+    "sonogram": "ultrasound",
+    "computed": "ct",
+    "tomography": "",
+    "cat": "ct",
+    "magnetic": "mri",
+    "resonance": "",
+    "imaging": "",
+    "mr": "mri",
+    "ekg": "ecg",
+    "electrocardiogram": "ecg",
+    "electrocardiography": "ecg",
+    "abdominal": "abdomen",
+    "abd": "abdomen",
+    "pelvic": "pelvis",
+    "thoracic": "chest",
+    "thorax": "chest",
+    "hepatic": "liver",
+    "renal": "kidney",
+    "kidneys": "kidney",
+    "cranial": "head",
+    "leucocyte": "leukocyte",
+    "leucocytes": "leukocyte",
+    "wbc": "white blood cell",
+    "rbc": "red blood cell",
+}
+_SPELLING = (
+    ("haem", "hem"),
+    ("oesoph", "esoph"),
+    ("oestr", "estr"),
+    ("foet", "fet"),
+    ("anaem", "anem"),
+    ("paed", "ped"),
+    ("aem", "em"),
+    ("tumour", "tumor"),
+    ("colour", "color"),
+    ("isation", "ization"),
+    ("yse", "yze"),
+    ("sulph", "sulf"),
+    ("caes", "ces"),
+)
+_WORD = re.compile(r"[a-z0-9]+")
+NEAR_MISS = 0.8  # normalised Levenshtein similarity for a spelling slip in a long word
+SHORTLIST = 8
+
+
+def _spell(word: str) -> str:
+    for british, american in _SPELLING:
+        word = word.replace(british, american)
+    if len(word) > 3 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=65536)
+def words(name: str) -> tuple[str, ...]:
+    """The normalised words of a test name, sorted (word order never matters)."""
+    text = unicodedata.normalize("NFKC", name).casefold().replace("x-ray", "xray")
+    text = text.replace("x ray", "xray").replace("_", " ")
+    out: list[str] = []
+    for raw in _WORD.findall(text):
+        for word in SYNONYMS.get(raw, raw).split():
+            word = _spell(word)
+            if word and word not in FILLER:
+                out.append(word)
+    return tuple(sorted(out))
+
+
+def key(name: str) -> str:
+    """A test name reduced to what it means: equal keys are the same test."""
+    return " ".join(words(name))
+
+
+def _pairs(query: tuple[str, ...], candidate: tuple[str, ...]) -> bool:
+    """Every word pairs one to one: equal, or a near-miss of a long word without digits."""
+    if len(query) != len(candidate):
+        return False
+    from rapidfuzz.distance import Levenshtein
+
+    left = list(candidate)
+    for word in query:
+        match = next((c for c in left if c == word), None)
+        if match is None and len(word) >= 5 and not any(ch.isdigit() for ch in word):
+            match = next(
+                (
+                    c
+                    for c in left
+                    if len(c) >= 5
+                    and not any(ch.isdigit() for ch in c)
+                    and Levenshtein.normalized_similarity(word, c) >= NEAR_MISS
+                ),
+                None,
+            )
+        if match is None:
+            return False
+        left.remove(match)
+    return not left
+
+
+class NameIndex:
+    """Every catalog spelling by its key, for exact and near matching."""
+
+    def __init__(self, spellings: Iterable[str]) -> None:
+        self.by_key: dict[str, str] = {}
+        for spelling in spellings:
+            self.by_key.setdefault(key(spelling), spelling)
+        self.keys = list(self.by_key)
+
+    def exact(self, name: str) -> str | None:
+        found = key(name)
+        return self.by_key.get(found) if found else None
+
+    def suggest(self, name: str) -> str | None:
+        exact = self.exact(name)
+        if exact is not None:
+            return exact
+        wanted = key(name)
+        if not wanted:
+            return None
+        from rapidfuzz import fuzz, process
+
+        query = words(name)
+        for found, _score, _ in process.extract(
+            wanted, self.keys, scorer=fuzz.token_sort_ratio, limit=SHORTLIST, score_cutoff=70
+        ):
+            if _pairs(query, tuple(found.split())):
+                return self.by_key[found]
+        return None
+
+
+def suggest(name: str, catalog: Catalog) -> str | None:
+    """A catalog name or alias that clearly means ``name``, or None when none does."""
+    return catalog.name_index().suggest(name)
+
+
+def resolve_loosely(name: str, catalog: Catalog) -> str | None:
+    """The catalog spelling whose words are exactly ``name``'s (no spelling slips): how an
+    importer or a harness maps an outside name onto the catalog without guessing."""
+    return catalog.name_index().exact(name)
