@@ -33,11 +33,11 @@ FILLED = {
     '(ST-elevation myocardial infarction)"': '"Unstable angina"',
     '["TODO: ranked differential diagnosis, most likely first, e.g. ST-elevation myocardial '
     'infarction"]': '["Unstable angina", "NSTEMI"]',
-    '["TODO: tests that must be ordered, e.g. ECG"]': "[ECG]",
-    '"TODO: a test name from catalog.yaml"': "ECG",
+    '["TODO: tests that must be ordered, e.g. ECG"]': '["Chest X-ray"]',
+    '"TODO: a test name from catalog.yaml"': '"Chest X-ray"',
     "type: null": "type: text_report",
     '"TODO: the result: a number for lab_value, text otherwise"': (
-        '"Sinus rhythm, ST depression in V4-V6."'
+        '"No consolidation, effusion or pneumothorax."'
     ),
     '["TODO: diagnostic steps, e.g. Serial troponins"]': '["Serial troponins"]',
     '["TODO: treatment steps, e.g. Aspirin unless contraindicated"]': '["Aspirin 300 mg"]',

@@ -91,8 +91,16 @@ def test_must_order_without_result_warns_without_policy() -> None:
     ]
 
 
-def test_must_order_without_result_is_fine_with_a_policy() -> None:
+def test_must_order_served_by_the_policy_warns_and_says_how() -> None:
     text = edit("must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, CBC, K]")
+    [p] = check_text(text)
+    assert (p.rule, p.path) == ("CB405", "investigations.expected.must_order[3]")
+    assert "served the catalog's normal result (normal_unless_listed)" in p.message
+
+
+def test_must_order_answered_from_its_panel_is_served() -> None:
+    # Hemoglobin is not listed on its own: the oracle derives it from the blood count
+    text = edit("must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, CBC, Hb]")
     assert check_text(text) == []
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 from casebank import __version__
-from casebank.errors import DEBUG_VARIABLE, CasebankError, UsageError
+from casebank.errors import DEBUG_VARIABLE, CasebankError, SetupError, UsageError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -41,6 +41,8 @@ COMMANDS = (
     "show",
     "history",
     "coverage",
+    "view",
+    "results",
 )
 
 
@@ -118,6 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except UsageError as exc:
         print(f"casebank: usage error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SetupError as exc:
+        print(f"casebank: cannot run: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"  hint: {exc.hint}", file=sys.stderr)
         return EXIT_USAGE
     except CasebankError as exc:
         print(f"casebank: {exc}", file=sys.stderr)

@@ -5,9 +5,9 @@ cache is keyed by a fingerprint of everything else that decides what a file's pr
 source code of the format and check packages (so a tool upgrade, or any local edit of a rule,
 starts afresh), the catalog's bytes, the Python version, and the name of the caller's annotation
 (kept with each file's problems, so that a release can reuse what validation parsed).
-Repository-wide checks (duplicate ids) are cached under the list of file names they read. The cache lives in ``.casebank-cache/``
-(git-ignored), is written atomically, and a missing, corrupt or foreign cache file is simply
-treated as empty. A dry run opens it read-only.
+Repository-wide checks (duplicate ids) are cached under the list of file names they read. The
+cache lives in ``.casebank-cache/`` (git-ignored), is written atomically, and a missing, corrupt
+or foreign cache file is simply treated as empty. A dry run opens it read-only.
 """
 
 from __future__ import annotations

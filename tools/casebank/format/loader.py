@@ -1,19 +1,36 @@
 """Turn the bytes of a case file into data plus the line and column of every field.
 
-The loader is the gate: it refuses anything unsafe or ambiguous before a rule sees it. It reads
-YAML as a stream of parser events (libyaml's C parser where available) and builds plain JSON-like
-data itself, because that is the only way to
+The loader is the gate: it refuses anything unsafe or ambiguous before a rule sees it, and it is
+total: any bytes give either a document or issues, never an exception. It reads YAML as a stream
+of parser events from libyaml's C parser (required, so that every machine gives the same
+verdicts) and builds plain JSON-like data itself, because that is the only way to
 
 - see duplicate keys (PyYAML's constructor silently keeps the last one),
 - refuse anchors and aliases before they expand (a "billion laughs" file is refused at its first
   anchor, in constant time),
 - stop at an absurd nesting depth without recursing,
 - record where each value came from, so every problem can name its line and column,
-- remember the source text of plain scalars that YAML 1.1 turns into something other than text
-  (``no`` → false, ``054`` → 44, ``12:30`` → 750), for messages that say "quote it".
+- resolve every plain scalar exactly as documented below, keeping the source text of those YAML
+  1.1 reads as something other than what most authors mean.
 
 The data model of a case is JSON: mappings with text keys, lists, text, numbers, booleans and
-null. Timestamps stay text; non-finite numbers are refused.
+null. Plain scalars resolve as YAML 1.1 (PyYAML's resolver) does, with these decisions:
+
+- ``null``, ``~`` and an empty value are null; ``true``/``false`` are booleans, and so are
+  ``yes``/``no``/``on``/``off`` (YAML 1.1 says so), which the schema then explains where text is
+  expected;
+- decimal integers are integers; octal (``054``), hexadecimal (``0x36``), binary (``0b101``),
+  base-60 (``12:30``) and underscored (``1_000``) numbers are reported (ambiguous-number), since
+  YAML 1.1 and 1.2 read them differently and no author means them;
+- ``1e3`` is text in YAML 1.1 (an exponent needs a decimal point and a sign); rules that need a
+  number say so;
+- timestamps stay text; numbers must be finite, and integers exact in a double (at most
+  2**53 - 1 in size), or nothing later (hashing, diff, release) could represent them;
+- an explicit tag must fit its value (``!!int abc`` and ``!!bool maybe`` are refused).
+
+A JSON file is held to JSON's grammar (``json.loads``, with ``NaN`` and ``Infinity`` refused),
+and parsed for positions as YAML after its surrogate-pair escapes are rewritten as the single
+escapes YAML accepts.
 """
 
 from __future__ import annotations
@@ -27,15 +44,17 @@ from typing import Any
 
 import yaml
 
+from casebank.errors import SetupError
 from casebank.format.document import Document, Mark, Path, format_path
 
-try:  # the C parser is an order of magnitude faster; fall back quietly where it is missing
+try:  # libyaml's C parser: the pure-Python parser accepts and refuses different documents
     from yaml import CSafeLoader as _YamlLoader
-except ImportError:  # pragma: no cover - exercised only without libyaml
-    from yaml import SafeLoader as _YamlLoader  # type: ignore[assignment]
+except ImportError:  # pragma: no cover - exercised by a test that hides the C parser
+    _YamlLoader = None  # type: ignore[assignment,misc]
 
 MAX_FILE_BYTES = 1024 * 1024
 MAX_DEPTH = 32
+MAX_EXACT_INTEGER = 2**53 - 1  # I-JSON: beyond this, integers are not exact as doubles
 
 JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 
@@ -43,7 +62,6 @@ _SAFE_TAG_PREFIX = "tag:yaml.org,2002:"
 _SAFE_TAGS = {
     f"{_SAFE_TAG_PREFIX}{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq")
 }
-
 
 # The loader's refusals and notes, by name. The check side gives each its rule code, severity
 # and documentation (casebank.check.rules.loading); a test keeps the two lists equal.
@@ -62,7 +80,12 @@ ISSUES = (
     "non-text-key",
     "non-finite-number",
     "unreadable-file",
+    "number-out-of-range",
+    "tag-mismatch",
+    "control-character",
+    "merge-conflict",
 )
+NOTES = frozenset({"ambiguous-number"})  # reported, but the document still loads
 
 
 @dataclass(frozen=True)
@@ -101,44 +124,30 @@ def load_issue(
     return LoadIssue(name, mark[0], mark[1], message, hint, path)
 
 
+def require_parser() -> None:
+    """Refuse to run without libyaml: verdicts must not depend on how PyYAML was built."""
+    if _YamlLoader is None:
+        raise SetupError(
+            "PyYAML is installed without its C parser (libyaml), and casebank needs it so "
+            "that every machine accepts and refuses the same files",
+            "reinstall PyYAML from a binary wheel: "
+            "`python -m pip install --force-reinstall --only-binary=:all: PyYAML`",
+        )
+
+
 def load_document(file: str, raw: bytes) -> LoadResult:
     """Load one case or catalog file. ``file`` is the repository-relative path used in reports."""
-    if len(raw) > MAX_FILE_BYTES:
-        return LoadResult(
-            None,
-            [
-                load_issue(
-                    file,
-                    "file-too-large",
-                    (1, 1),
-                    f"the file is {len(raw):,} bytes; the cap is {MAX_FILE_BYTES:,} bytes",
-                    "shorten the narrative, or move large material into attachments",
-                )
-            ],
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return LoadResult(
-            None,
-            [
-                load_issue(
-                    file,
-                    "not-utf8",
-                    (line, column),
-                    f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
-                    "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
-                )
-            ],
-        )
-    text = text.removeprefix("\ufeff")
+    require_parser()
+    refusal = _refuse_bytes(file, raw)
+    if isinstance(refusal, LoadIssue):
+        return LoadResult(None, [refusal])
+    text = refusal
     is_json = file.lower().endswith(".json")
     if is_json:
-        problem = _check_json_syntax(file, text)
-        if problem is not None:
-            return LoadResult(None, [problem])
+        prepared = _prepare_json(file, text)
+        if isinstance(prepared, LoadIssue):
+            return LoadResult(None, [prepared])
+        text = prepared
     builder = _Builder(file, json_scalars=is_json)
     try:
         data = builder.build(text)
@@ -172,25 +181,115 @@ def load_document(file: str, raw: bytes) -> LoadResult:
                 )
             ],
         )
-    doc = Document(file, data, builder.positions, builder.key_positions, builder.plain_non_text)
+    doc = Document(
+        file,
+        data,
+        builder.positions,
+        builder.key_positions,
+        builder.plain_non_text,
+        builder.plain_number_like,
+    )
     return LoadResult(doc, builder.notes)
 
 
-def _check_json_syntax(file: str, text: str) -> LoadIssue | None:
-    """JSON files are held to JSON's grammar; YAML's looser one only serves for positions."""
+# --- before parsing: bytes, characters, conflict markers ------------------------------------
 
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        return dict(pairs)  # duplicates are reported by the builder, with positions
+# C0 controls other than tab, newline and carriage return, DEL, C1 controls other than NEL,
+# lone surrogates and the non-characters YAML forbids.
+_FORBIDDEN = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
+)
+_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
+
+
+def _position(text: str, offset: int) -> Mark:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _refuse_bytes(file: str, raw: bytes) -> str | LoadIssue:
+    """The file's text, or the first reason not to parse it at all."""
+    if len(raw) > MAX_FILE_BYTES:
+        return load_issue(
+            file,
+            "file-too-large",
+            (1, 1),
+            f"the file is {len(raw):,} bytes; the cap is {MAX_FILE_BYTES:,} bytes",
+            "shorten the narrative, or move large material into attachments",
+        )
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        return load_issue(
+            file,
+            "not-utf8",
+            (line, column),
+            f"byte 0x{raw[exc.start]:02x} at offset {exc.start} is not valid UTF-8",
+            "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
+        )
+    text = text.removeprefix("\ufeff")
+    bad = _FORBIDDEN.search(text)
+    if bad is not None:
+        char = bad.group(0)
+        name = {"\x00": "NUL"}.get(char, f"U+{ord(char):04X}")
+        return load_issue(
+            file,
+            "control-character",
+            _position(text, bad.start()),
+            f"the file holds the invisible control character {name} here, which YAML and "
+            "JSON do not allow",
+            "delete it (it usually comes from pasting out of a PDF or a word processor); "
+            "write a line break or a space instead if one was meant",
+        )
+    conflict = _CONFLICT.search(text)
+    if conflict is not None:
+        return load_issue(
+            file,
+            "merge-conflict",
+            _position(text, conflict.start()),
+            f"an unresolved merge conflict: git's `{conflict.group(1)}` marker is still in "
+            "the file",
+            "keep the version you want between the `<<<<<<<`, `=======` and `>>>>>>>` "
+            "lines, and delete the three marker lines",
+        )
+    return text
+
+
+# --- JSON -----------------------------------------------------------------------------------
+
+# A \\u escape not itself escaped (an odd number of backslashes before the u).
+_ESCAPE = r"(?<!\\)((?:\\\\)*)\\u"
+_PAIR = re.compile(_ESCAPE + r"(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
+_LONE = re.compile(_ESCAPE + r"(d[89a-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def _prepare_json(file: str, text: str) -> str | LoadIssue:
+    """Hold the file to JSON's grammar, then make it parseable by YAML for positions."""
+
+    def no_constant(name: str) -> None:
+        raise ValueError(name)
 
     try:
-        json.loads(text, object_pairs_hook=no_duplicates)
+        json.loads(text, parse_constant=no_constant)
     except json.JSONDecodeError as exc:
         return load_issue(
             file,
             "yaml-syntax",
             (exc.lineno, exc.colno),
             f"invalid JSON: {exc.msg}",
-            "check for a missing comma or quote just before this point",
+            "check for a missing comma, quote or bracket just before this point",
+        )
+    except ValueError as exc:
+        where = re.search(rf"(?<![\w\"]){re.escape(str(exc))}(?![\w\"])", text)
+        return load_issue(
+            file,
+            "non-finite-number",
+            _position(text, where.start() if where else 0),
+            f"`{exc}` is not a number JSON allows (Python's json.dumps writes it for an "
+            "infinite or undefined float)",
+            "write a real number, or null if there is none",
         )
     except RecursionError:
         return load_issue(
@@ -200,7 +299,25 @@ def _check_json_syntax(file: str, text: str) -> LoadIssue | None:
             "the JSON nests too deeply to read",
             f"keep mappings and lists within {MAX_DEPTH} levels",
         )
-    return None
+
+    def join(match: re.Match[str]) -> str:
+        high, low = int(match.group(2), 16), int(match.group(3), 16)
+        code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+        return f"{match.group(1)}\\U{code:08X}"
+
+    # json.dumps writes a character outside the Basic Multilingual Plane (an emoji) as a
+    # surrogate pair; YAML wants it as one escape. Same line, so positions stay right.
+    text = _PAIR.sub(join, text)
+    lone = _LONE.search(text)
+    if lone is not None:
+        return load_issue(
+            file,
+            "yaml-syntax",
+            _position(text, lone.start() + len(lone.group(1))),
+            f"`\\u{lone.group(2)}` is half of a surrogate pair, not a character",
+            "write the character itself, or both halves of its escape",
+        )
+    return text
 
 
 def _kind(value: object) -> str:
@@ -238,6 +355,7 @@ class _Builder:
         self.positions: dict[Path, Mark] = {}
         self.key_positions: dict[Path, Mark] = {}
         self.plain_non_text: dict[Path, str] = {}
+        self.plain_number_like: dict[Path, str] = {}
         self.refusals: list[LoadIssue] = []  # refuse the document
         self.notes: list[LoadIssue] = []  # reported, but the document is still checked
 
@@ -248,22 +366,35 @@ class _Builder:
         try:
             return self._build(yaml.parse(text, Loader=_YamlLoader))
         except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            where = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-            what = exc.problem or exc.context or "invalid YAML"
-            raise self.refuse(
-                "yaml-syntax",
-                where,
-                f"YAML syntax error: {what}",
-                _syntax_hint(what),
-            ) from None
+            raise self._syntax(exc) from None
         except yaml.YAMLError as exc:
+            position = getattr(exc, "position", None)
+            where = _position(text, position) if isinstance(position, int) else (1, 1)
             raise self.refuse(
-                "yaml-syntax",
-                (1, 1),
-                f"YAML syntax error: {exc}",
-                "check indentation and quoting",
+                "yaml-syntax", where, f"YAML syntax error: {exc}", "check indentation and quoting"
             ) from None
+
+    def _syntax(self, exc: yaml.MarkedYAMLError) -> _Refused:
+        """A syntax error, placed and explained where the mistake usually is."""
+        what = exc.problem or exc.context or "invalid YAML"
+        context = exc.context or ""
+        mark = exc.problem_mark or exc.context_mark
+        message, hint = f"YAML syntax error: {what}", _syntax_hint(what)
+        if "'\\t'" in what or "tab" in what:
+            message = "a tab character is used here; YAML indents and separates with spaces"
+            hint = "replace the tab with spaces (set your editor to insert spaces for Tab)"
+        elif context.startswith("while scanning a quoted scalar") and exc.context_mark:
+            mark = exc.context_mark  # where the quote opens, not where the file ends
+            message = "this quoted text is never closed"
+            hint = 'add the closing quote at the end of the text (a quote inside it needs \\")'
+        elif context.startswith(("while parsing a flow", "while scanning a flow")) and (
+            exc.context_mark
+        ):
+            mark = exc.context_mark
+            message = f"this {context.split('a flow ')[-1]} is never closed"
+            hint = "add the closing `]` or `}`, or a comma between items"
+        where = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        return self.refuse("yaml-syntax", where, message, hint)
 
     def _build(self, events: Iterator[yaml.Event]) -> Any:
         stack: list[_Frame] = []
@@ -371,13 +502,17 @@ class _Builder:
             )
         if key in frame.seen:
             first = frame.seen[key]
+            why = (
+                "JSON readers disagree about which of the two they keep"
+                if self.json_scalars
+                else "YAML would silently keep only the last one"
+            )
             self.refusals.append(
                 load_issue(
                     self.file,
                     "duplicate-key",
                     mark,
-                    f"`{key}` appears twice in this mapping (first on line {first[0]}); "
-                    "YAML would silently keep only the last one",
+                    f"`{key}` appears twice in this mapping (first on line {first[0]}); {why}",
                     f"remove one of the two `{key}` entries, or merge their content",
                     format_path(path),
                 )
@@ -404,87 +539,184 @@ class _Builder:
         text = event.value
         tag = event.tag
         plain = not event.style and tag in (None, "!") and event.implicit[0]
-        if not plain and tag in (None, "!", f"{_SAFE_TAG_PREFIX}str"):
-            return text
-        value: JSONValue
-        if self.json_scalars:
-            if text in ("true", "false", "null"):
-                return {"true": True, "false": False, "null": None}[text]
-            value = float(text) if any(c in text for c in ".eE") else int(text)
-        else:
-            resolved = tag if tag not in (None, "!") else _resolve(text)
-            value = _construct(resolved, text)
-        if isinstance(value, float) and not math.isfinite(value):
+        if _SURROGATE.search(text):
             raise self.refuse(
-                "non-finite-number",
+                "yaml-syntax",
                 mark,
-                f"`{text}` is not a finite number",
-                "write a real number, or put the text in quotes",
+                "this text holds half of a surrogate pair (an escape such as \\ud83d), "
+                "which is not a character",
+                "write the character itself, or its full escape (\\U0001F600)",
                 path,
             )
+        if tag == f"{_SAFE_TAG_PREFIX}str" or (not plain and tag in (None, "!")):
+            return text
+        if self.json_scalars:
+            value = self._json(text, mark, path)
+        elif tag in (None, "!"):
+            value = self._plain(text, mark, path)
+        else:
+            value = self._tagged(tag, text, mark, path)
         if not isinstance(value, str):
             self.plain_non_text[path] = text
-            if AMBIGUOUS_NUMBER.match(text):
-                self.notes.append(
-                    load_issue(
-                        self.file,
-                        "ambiguous-number",
-                        mark,
-                        f"`{text}` is read by YAML as the number {value!r}, not as written",
-                        f'write "{text}" in quotes if it is text, or write the number without '
-                        "a leading zero or colon",
-                        format_path(path),
-                    )
-                )
         return value
 
+    def _json(self, text: str, mark: Mark, path: Path) -> JSONValue:
+        if text in ("true", "false", "null"):
+            return {"true": True, "false": False, "null": None}[text]
+        if any(c in text for c in ".eE"):
+            return self._finite(float(text), text, mark, path)
+        return self._exact(text, mark, path)
 
+    def _plain(self, text: str, mark: Mark, path: Path) -> JSONValue:
+        kind = _resolve(text)
+        if kind == "str":
+            if NUMBER_LIKE.match(text):
+                self.plain_number_like[path] = text
+            return text
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() in ("yes", "true", "on")
+        if AMBIGUOUS_NUMBER.match(text) or "_" in text:
+            return self._ambiguous(kind, text, mark, path)
+        if kind == "int":
+            return self._exact(text, mark, path)
+        if kind == "float":
+            return self._finite(_float(text), text, mark, path)
+        return text  # timestamps (kept as text), merge key '<<', and anything else
+
+    def _ambiguous(self, kind: str, text: str, mark: Mark, path: Path) -> JSONValue:
+        """A number YAML 1.1 reads in a way nobody means: reported, and kept as YAML 1.1 reads
+        it where that is a representable number (else as the text written)."""
+        value: JSONValue
+        try:
+            value = _yaml11_int(text) if kind == "int" else _float(text)
+        except (ValueError, ArithmeticError):
+            value = text
+        if isinstance(value, int) and abs(value) > MAX_EXACT_INTEGER:
+            value = text
+        if isinstance(value, float) and not math.isfinite(value):
+            value = text
+        shown = f"the number {value!r}" if not isinstance(value, str) else "a malformed number"
+        self.notes.append(
+            load_issue(
+                self.file,
+                "ambiguous-number",
+                mark,
+                f"`{text}` is read by YAML 1.1 as {shown}, not as written "
+                f"({_AMBIGUITY.get(_kind_of_number(text), 'YAML versions disagree about it')})",
+                f'write "{text}" in quotes if it is text, or the plain decimal number',
+                format_path(path),
+            )
+        )
+        return value
+
+    def _tagged(self, tag: str, text: str, mark: Mark, path: Path) -> JSONValue:
+        """An explicitly tagged scalar: the value must be one the tag can hold."""
+        kind = tag.removeprefix(_SAFE_TAG_PREFIX)
+        fits = _resolve(text) == kind or (kind == "float" and _resolve(text) == "int")
+        if not fits:
+            raise self.refuse(
+                "tag-mismatch",
+                mark,
+                f"`!!{kind} {text}`: `{text}` is not a {_TAG_NAMES.get(kind, kind)}",
+                f"remove the `!!{kind}` tag and write the value plainly (quote it if it is text)",
+                path,
+            )
+        if kind == "null":
+            return None
+        if kind == "bool":
+            return text.lower() in ("yes", "true", "on")
+        if kind == "int":
+            return self._exact(text, mark, path)
+        return self._finite(_float(text), text, mark, path)
+
+    def _exact(self, text: str, mark: Mark, path: Path) -> int:
+        digits = text.replace("_", "").lstrip("+-")
+        if len(digits) > 16 or abs(int(text.replace("_", ""))) > MAX_EXACT_INTEGER:
+            raise self.refuse(
+                "number-out-of-range",
+                mark,
+                f"`{text[:40]}{'…' if len(text) > 40 else ''}` is too large to be stored "
+                f"exactly (integers are at most {MAX_EXACT_INTEGER:,} in size)",
+                "write a smaller number, or put it in quotes if it is an identifier",
+                path,
+            )
+        return int(text.replace("_", ""))
+
+    def _finite(self, value: float, text: str, mark: Mark, path: Path) -> float:
+        if math.isfinite(value):
+            return value
+        special = text.lower().lstrip("+-") in (".inf", ".nan", "nan", "infinity")
+        raise self.refuse(
+            "non-finite-number" if special else "number-out-of-range",
+            mark,
+            f"`{text}` is not a finite number"
+            if special
+            else f"`{text}` is too large to be a number",
+            "write a real number, or put the text in quotes",
+            path,
+        )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _RESOLVER = yaml.resolver.Resolver()
-# Leading-zero octals (054) and base-60 numbers (12:30) are YAML 1.1 features nobody means.
-AMBIGUOUS_NUMBER = re.compile(r"^[-+]?(0[0-7_]+|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)$")
+# Leading-zero octals (054), hex (0x36), binary (0b101) and base-60 numbers (12:30) are YAML 1.1
+# features nobody means.
+AMBIGUOUS_NUMBER = re.compile(
+    r"^[-+]?(0[0-7_]+|0x[0-9a-fA-F_]*|0b[01_]*|[0-9][0-9_]*(:[0-5]?[0-9])+(\.[0-9_]*)?)$"
+)
+# Plain text that looks like a number to a reader (YAML 1.1 reads it as text).
+NUMBER_LIKE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)$")
+_AMBIGUITY = {
+    "octal": "a leading zero makes it octal",
+    "hex": "0x makes it hexadecimal",
+    "binary": "0b makes it binary",
+    "sexagesimal": "a colon makes it base 60",
+    "underscore": "YAML 1.1 ignores the underscores, YAML 1.2 reads text",
+}
+_TAG_NAMES = {"int": "whole number", "float": "number", "bool": "boolean", "null": "null"}
+
+
+def _kind_of_number(text: str) -> str:
+    digits = text.lstrip("+-")
+    if digits.startswith("0x"):
+        return "hex"
+    if digits.startswith("0b"):
+        return "binary"
+    if ":" in digits:
+        return "sexagesimal"
+    if digits.startswith("0") and len(digits) > 1 and "." not in digits:
+        return "octal"
+    return "underscore"
 
 
 def _resolve(text: str) -> str:
+    """What YAML 1.1 (PyYAML's resolver) makes of a plain scalar: str, null, bool, int,
+    float, timestamp, merge or value."""
     tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
-    return tag
-
-
-def _construct(tag: str, text: str) -> JSONValue:
-    kind = tag.removeprefix(_SAFE_TAG_PREFIX)
-    if kind == "null":
-        return None
-    if kind == "bool":
-        return text.lower() in ("yes", "true", "on")
-    if kind == "int":
-        return _yaml11_int(text)
-    if kind == "float":
-        return _yaml11_float(text)
-    return text  # str, timestamp (kept as text), merge key '<<' and anything else
+    return tag.removeprefix(_SAFE_TAG_PREFIX)
 
 
 def _yaml11_int(text: str) -> int:
     digits = text.replace("_", "")
     sign = -1 if digits.startswith("-") else 1
     digits = digits.lstrip("+-")
-    if digits == "0":
-        return 0
     if digits.startswith("0b"):
         return sign * int(digits[2:], 2)
     if digits.startswith("0x"):
         return sign * int(digits[2:], 16)
-    if digits.startswith("0o"):
-        return sign * int(digits[2:], 8)
-    if digits.startswith("0"):
-        return sign * int(digits, 8)
     if ":" in digits:
         value = 0
         for part in digits.split(":"):
             value = value * 60 + int(part)
         return sign * value
+    if digits.startswith("0") and len(digits) > 1:
+        return sign * int(digits, 8)
     return sign * int(digits)
 
 
-def _yaml11_float(text: str) -> float:
+def _float(text: str) -> float:
     digits = text.replace("_", "").lower()
     sign = -1.0 if digits.startswith("-") else 1.0
     digits = digits.lstrip("+-")
@@ -501,8 +733,6 @@ def _yaml11_float(text: str) -> float:
 
 
 def _syntax_hint(what: str) -> str:
-    if "tab" in what:
-        return "indent with spaces, not tabs"
     if "mapping values are not allowed" in what:
         return "text containing ': ' must be quoted, e.g. title: \"Pain: acute\""
     if "could not find expected ':'" in what or "expected <block end>" in what:

@@ -32,9 +32,40 @@ if TYPE_CHECKING:
 
 # Words that never change which test is meant.
 FILLER = frozenset(
-    "a an and the of for in on with to test tests level levels measurement measurements "
-    "study studies scan scans assay assays screen screening count value values result "
-    "results investigation analysis serum".split()
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "for",
+        "in",
+        "on",
+        "with",
+        "to",
+        "test",
+        "tests",
+        "level",
+        "levels",
+        "measurement",
+        "measurements",
+        "study",
+        "studies",
+        "scan",
+        "scans",
+        "assay",
+        "assays",
+        "screen",
+        "screening",
+        "count",
+        "value",
+        "values",
+        "result",
+        "results",
+        "investigation",
+        "analysis",
+        "serum",
+    ]
 )
 # Words that name the same thing, folded to one spelling.
 SYNONYMS = {

@@ -286,6 +286,9 @@ _FINDING: Schema = {
 }
 
 
+FINDING_FIELDS = tuple(_FINDING)
+
+
 def _exam_section(levels: int) -> Schema:
     """Findings of one part of the examination: text, a measured finding, or (``levels`` more
     deep) a section of its own."""

@@ -6,6 +6,8 @@ from casebank.check.rules import (  # noqa: F401  (imported for their registrati
     acknowledgements,
     catalog_entries,
     content,
+    examination,
+    grounding,
     identity,
     internal,
     loading,

@@ -10,12 +10,7 @@ from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
 from casebank.format.catalog import fold
 from casebank.format.document import format_path
-
-PATIENT_VISIBLE = (
-    ("presentation", "chief_complaint"),
-    ("presentation", "history_of_present_illness"),
-    ("patient", "persona"),
-)
+from casebank.serve.views import texts
 
 
 def _word_pattern(term: str) -> re.Pattern[str]:
@@ -46,8 +41,9 @@ def diagnosis_terms(ctx: CaseContext) -> list[str]:
     "The final diagnosis or an accepted answer appears in what the patient says.",
 )
 def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
-    """The chief complaint, the history of present illness and the persona are the simulated
-    patient's script. If they name the diagnosis, the case tests reading, not reasoning.
+    """Everything in the patient view (the patient section, the chief complaint and the history
+    of present illness: what the schema gives the simulated patient) is the patient's script.
+    If it names the diagnosis, the case tests reading, not reasoning.
     Matching is case-insensitive, on whole words. A patient who genuinely knows their diagnosis
     (a known condition) can acknowledge this warning with a reason.
 
@@ -71,9 +67,8 @@ def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
         + "|".join(r"\s+".join(re.escape(w) for w in t.split()) for t in words)
         + r")(?![\w-])"
     )
-    for path in PATIENT_VISIBLE:
-        text = ctx.get(*path)
-        match = pattern.search(fold(text)) if isinstance(text, str) else None
+    for path, text in texts(ctx.data, "patient"):
+        match = pattern.search(fold(text))
         if match is not None:
             term = terms.get(" ".join(match.group(0).split()), match.group(0))
             yield Finding(

@@ -136,8 +136,10 @@ _DOCS = {
             value: "text"
         """,
     "ambiguous-number": """
-        YAML 1.1 reads `054` as the octal number 44 and `12:30` as the base-60 number 750.
-        Quote the value if it is text, or write the number plainly.
+        YAML 1.1 reads `054` as the octal number 44, `0x36` as the hexadecimal 54, `0b101` as
+        the binary 5, `12:30` as the base-60 number 750, and `1_000` as 1000; YAML 1.2 and JSON
+        read them differently, and no author means them. Quote the value if it is text, or
+        write the number plainly.
 
         Bad:
 
@@ -174,6 +176,61 @@ _DOCS = {
 
             value: 1000
         """,
+    "number-out-of-range": """
+        A case is JSON-like data, and JSON numbers are doubles: an integer beyond 2^53 - 1
+        (9,007,199,254,740,991) cannot be stored exactly, and a float beyond about 1.8e308 is
+        infinite. Either would make the case unhashable, so it could never be released.
+
+        Bad:
+
+            value: 123456789012345678901234567890
+
+        Good:
+
+            value: "123456789012345678901234567890"   # an identifier, as text
+
+    """,
+    "tag-mismatch": """
+        An explicit YAML tag says what a value is; the value must be one. Without the check,
+        `!!bool maybe` would silently become false.
+
+        Bad:
+
+            value: !!int abc
+
+        Good:
+
+            value: abc
+    """,
+    "control-character": """
+        Invisible control characters (NUL, backspace, form feed, ...) usually arrive by pasting
+        out of a PDF or a word processor. YAML and JSON refuse them; casebank says exactly
+        where the character is.
+
+        Bad:
+
+            title: "Chest pain<NUL>"
+
+        Good:
+
+            title: "Chest pain"
+    """,
+    "merge-conflict": """
+        A merge left git's conflict markers in the file. Keep the version you want and delete
+        the marker lines.
+
+        Bad:
+
+            <<<<<<< HEAD
+            title: "Chest pain"
+            =======
+            title: "Acute chest pain"
+            >>>>>>> feature
+
+        Good:
+
+            title: "Acute chest pain"
+    """,
     "unreadable-file": """
         The file could not be read from disk (permissions, a broken link, a folder in its place).
 
@@ -203,6 +260,10 @@ _CODES = {
     "non-text-key": ("CB112", "Every mapping key must be text."),
     "non-finite-number": ("CB113", "Numbers must be finite (.inf and .nan refused)."),
     "unreadable-file": ("CB114", "The file could not be read."),
+    "number-out-of-range": ("CB115", "A number too large to be stored exactly (beyond 2^53)."),
+    "tag-mismatch": ("CB116", "An explicit tag the value does not fit (!!int abc)."),
+    "control-character": ("CB117", "An invisible control character (NUL and the like)."),
+    "merge-conflict": ("CB118", "Unresolved git merge-conflict markers."),
 }
 assert set(_CODES) == set(ISSUES) == set(_DOCS), "every loader issue is a documented load rule"
 

@@ -1,34 +1,39 @@
-"""References to tests: every name resolves through the catalog, once, and has its result."""
+"""References to tests: every name resolves through the catalog, once, and is served a result."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
-from casebank.format.catalog import fold
-from casebank.format.document import Path, format_path
+from casebank.format.catalog import CatalogTest, fold
+from casebank.format.document import format_path
+from casebank.format.orders import NamedTest, named_tests, orders
 
+EXPECTED = ("investigations", "expected")
 EXPECTED_LISTS = ("must_order", "optional", "should_not_order")
+HINTS = ("investigations", "catalog_hints")
+MISSING_TEST_HINT = (
+    "use a name or alias from catalog.yaml; if the test is missing, ask for it to be added "
+    "(CONTRIBUTING.md, 'Asking for a test')"
+)
 
 
-def test_references(ctx: CaseContext) -> list[tuple[Path, str]]:
-    """Every place a case names a test, with the name as written."""
-    refs: list[tuple[Path, str]] = []
-    for name in EXPECTED_LISTS:
-        refs.extend(ctx.texts("investigations", "expected", name))
-    refs.extend(ctx.texts("investigations", "catalog_hints"))
-    results = ctx.get("investigations", "results")
-    if isinstance(results, dict):
-        refs.extend((("investigations", "results", key), key) for key in results)
-    return refs
-
-
-def canonical(ctx: CaseContext, name: str) -> str:
-    """The catalog's name for a test when it resolves, else the folded name as written."""
+def canonical(ctx: CaseContext, name: str, qualifiers: Mapping[str, str] | None = None) -> str:
+    """The catalog's name for a test when it resolves (else the folded name as written), with
+    its side: a left and a right knee X-ray are two orders."""
     test = ctx.resolve(name)
-    return test.name if test is not None else fold(name)
+    side = (qualifiers or {}).get("laterality", "")
+    return (test.name if test is not None else fold(name)) + (f"|{side}" if side else "")
+
+
+def unknown_hint(ctx: CaseContext, name: str) -> str:
+    assert ctx.catalog is not None
+    suggestion = ctx.catalog.suggest_test(name)
+    if suggestion:
+        return f"did you mean `{suggestion}`? Use a catalog name or alias"
+    return f"`{name}` is not close to any catalog test; {MISSING_TEST_HINT}"
 
 
 @rule(
@@ -40,8 +45,9 @@ def canonical(ctx: CaseContext, name: str) -> str:
 )
 def check_unknown_tests(ctx: CaseContext) -> Iterator[Finding]:
     """Every test a case names, in `expected` (must_order, optional, should_not_order),
-    `catalog_hints` and the keys of `results`, must be a catalog test name or alias, compared
-    case-insensitively. One name per test keeps the dataset consistent across cases.
+    `catalog_hints`, a result's `answers` and the keys of `results`, must be a catalog test name
+    or alias, compared case-insensitively. One name per test keeps the dataset consistent
+    across cases. A suggestion is made only where it clearly means the same test.
 
     Bad:
 
@@ -55,18 +61,20 @@ def check_unknown_tests(ctx: CaseContext) -> Iterator[Finding]:
           expected:
             must_order: ["Troponin"]      # or an alias such as "hs-troponin"
     """
-    assert ctx.catalog is not None
-    for path, name in test_references(ctx):
-        if ctx.resolve(name) is None:
-            suggestion = ctx.catalog.suggest_test(name)
-            hint = (
-                f"did you mean `{suggestion}`? Use a catalog name or alias"
-                if suggestion
-                else "use a name or alias from catalog.yaml, or propose the test there"
-            )
+    for named in named_tests(ctx.data):
+        if ctx.resolve(named.name) is None:
             yield Finding(
-                path, f"`{name}` is not a test in the catalog", hint, at_key=path[-1] == name
+                named.path,
+                f"`{named.name}` is not a test in the catalog",
+                unknown_hint(ctx, named.name),
+                at_key=named.is_key,
             )
+
+
+def _lists(ctx: CaseContext) -> Iterator[tuple[str, NamedTest]]:
+    for list_name in EXPECTED_LISTS:
+        for named in orders(ctx.data, *EXPECTED, list_name):
+            yield list_name, named
 
 
 @rule(
@@ -77,7 +85,8 @@ def check_unknown_tests(ctx: CaseContext) -> Iterator[Finding]:
 )
 def check_test_listed_twice(ctx: CaseContext) -> Iterator[Finding]:
     """A test is either required, optional or to be avoided, never two of these, and is listed
-    once. Aliases count as the same test (`EKG` and `ECG` are one test).
+    once. Aliases count as the same test (`EKG` and `ECG` are one test); the same test on two
+    sides (`laterality`) is two orders.
 
     Bad:
 
@@ -91,49 +100,59 @@ def check_test_listed_twice(ctx: CaseContext) -> Iterator[Finding]:
           must_order: ["ECG", "Troponin"]
           optional: ["Chest X-ray"]
     """
-    first_seen: dict[str, tuple[str, Path]] = {}
-    for list_name in EXPECTED_LISTS:
-        for path, name in ctx.texts("investigations", "expected", list_name):
-            key = canonical(ctx, name)
-            if key in first_seen:
-                other_list, other_path = first_seen[key]
-                where = (
-                    "again in the same list"
-                    if other_list == list_name
-                    else f"in both `{other_list}` and `{list_name}`"
-                )
-                yield Finding(
-                    path,
-                    f"`{name}` is listed {where} (first at `{format_path(other_path)}`)",
-                    "keep the test in one place only",
-                )
-            else:
-                first_seen[key] = (list_name, path)
-    yield from _duplicates_in(ctx, ("investigations", "catalog_hints"))
-
-
-def _duplicates_in(ctx: CaseContext, path: tuple[str, ...]) -> Iterator[Finding]:
+    first_seen: dict[str, tuple[str, NamedTest]] = {}
+    for list_name, named in _lists(ctx):
+        key = canonical(ctx, named.name, named.qualifiers)
+        if key in first_seen:
+            other_list, other = first_seen[key]
+            where = (
+                "again in the same list"
+                if other_list == list_name
+                else f"in both `{other_list}` and `{list_name}`"
+            )
+            yield Finding(
+                named.path,
+                f"`{named.name}` is listed {where} (first at `{format_path(other.path)}`)",
+                "keep the test in one place only",
+            )
+        else:
+            first_seen[key] = (list_name, named)
     seen: set[str] = set()
-    for item_path, name in ctx.texts(*path):
-        key = canonical(ctx, name)
+    for named in orders(ctx.data, *HINTS):
+        key = canonical(ctx, named.name, named.qualifiers)
         if key in seen:
             yield Finding(
-                item_path,
-                f"`{name}` is listed twice in `{format_path(path)}`",
+                named.path,
+                f"`{named.name}` is listed twice in `{format_path(HINTS)}`",
                 "remove the repeated entry",
             )
         seen.add(key)
 
 
+def oracle(ctx: CaseContext) -> Any:
+    """The results oracle for this case (one per case, shared by the rules that serve it)."""
+
+    def build() -> Any:
+        from casebank.serve.oracle import Oracle
+
+        assert ctx.catalog is not None
+        return Oracle(ctx.data, ctx.catalog)
+
+    return ctx.memo("oracle", build)
+
+
 @rule(
     "CB405",
-    "must-order-without-result",
+    "must-order-not-served",
     Severity.WARNING,
-    "A must-order test has no result and no results_generated_policy is set.",
+    "A must-order test the case itself does not answer: it would be served by the policy.",
+    needs_catalog=True,
 )
-def check_must_order_has_result(ctx: CaseContext) -> Iterator[Finding]:
-    """A test the gold answer requires is usually the one that carries the key finding. With no
-    result and no `results_generated_policy`, the simulator would have to invent it.
+def check_must_order_is_served(ctx: CaseContext) -> Iterator[Finding]:
+    """A test the gold answer requires usually carries the key finding. If the case neither
+    lists its result nor derives it from a listed one (a panel member, a related result), the
+    results oracle answers it from the policy: the catalog's normal result, or "unavailable".
+    List the result, or acknowledge the warning when a normal result is the point.
 
     Bad:
 
@@ -150,30 +169,41 @@ def check_must_order_has_result(ctx: CaseContext) -> Iterator[Finding]:
           results:
             ECG: {type: text_report, value: "ST elevation in II, III and aVF."}
     """
-    if ctx.get("investigations", "results_generated_policy") is not None:
-        return
-    results = ctx.get("investigations", "results")
-    have = {canonical(ctx, k) for k in results} if isinstance(results, dict) else set()
-    for path, name in ctx.texts("investigations", "expected", "must_order"):
-        if canonical(ctx, name) not in have:
+    served = oracle(ctx)
+    for named in orders(ctx.data, *EXPECTED, "must_order"):
+        if ctx.resolve(named.name) is None:
+            continue  # CB304 says it
+        request = _request(named)
+        answer = served.answer(request)
+        # A result the case itself marks unavailable is deliberate; a policy answer is not.
+        if answer.source == "policy" or (answer.source == "unavailable" and answer.result is None):
+            how = "the catalog's normal result" if answer.source == "policy" else "as unavailable"
             yield Finding(
-                path,
-                f"must-order test `{name}` has no result",
-                f"add `{name}` under `investigations.results`, or set "
-                "`investigations.results_generated_policy`",
+                named.path,
+                f"must-order test `{named.name}` has no result in this case: it would be "
+                f"served {how} ({served.policy or 'no results_generated_policy'})",
+                f"add `{named.name}` under `investigations.results` (or make a listed result "
+                f"answer it with `answers: [{named.name}]`)",
             )
+
+
+def _request(named: NamedTest) -> str:
+    side = named.qualifiers.get("laterality")
+    return f"{side} {named.name}" if side else named.name
 
 
 @rule(
     "CB415",
     "panel-component-unknown",
     Severity.ERROR,
-    "A panel result lists a component the catalog's panel does not contain.",
+    "A panel result lists a component that is not a catalog test, or not part of that panel.",
     needs_catalog=True,
 )
 def check_panel_components(ctx: CaseContext) -> Iterator[Finding]:
-    """The components of a panel result are catalog tests (by name or alias) that belong to that
-    panel in the catalog.
+    """The components of a panel result are catalog tests that belong to that panel. A name is
+    first looked up among the panel's own members (`WBC` in a urinalysis is the urine white
+    cell count, not the blood count's), then in the whole catalog; the members of a panel the
+    catalog does not know are still checked against the catalog.
 
     Bad:
 
@@ -189,35 +219,49 @@ def check_panel_components(ctx: CaseContext) -> Iterator[Finding]:
           components:
             Hemoglobin: {value: 13.2, unit: g/dL, reference_range: "13.0–17.0"}
     """
+    assert ctx.catalog is not None
     results = ctx.get("investigations", "results")
     if not isinstance(results, dict):
         return
     for name, entry in results.items():
-        panel = ctx.resolve(name)
-        components = entry.get("components") if isinstance(entry, dict) else None
-        if panel is None or not isinstance(components, dict):
+        if not isinstance(entry, dict):
             continue
-        members = {fold(c) for c in panel.components}
-        for component in components:
-            path = ("investigations", "results", name, "components", component)
-            test = ctx.resolve(component)
-            if test is None:
-                yield Finding(
-                    path,
-                    f"`{component}` is not a test in the catalog",
-                    _member_hint(panel.components),
-                    at_key=True,
-                )
-            elif fold(test.name) not in members:
-                yield Finding(
-                    path,
-                    f"`{component}` is not part of the `{panel.name}` panel",
-                    _member_hint(panel.components),
-                    at_key=True,
-                )
+        panel = ctx.resolve(name)
+        for parent, at in _component_maps(entry):
+            for component in parent:
+                path = ("investigations", "results", name, *at, "components", component)
+                yield from _component(ctx, panel, component, path)
 
 
-def _member_hint(members: Any) -> str:
-    if not members:
+def _component_maps(
+    entry: Mapping[str, Any],
+) -> Iterator[tuple[Mapping[str, Any], tuple[Any, ...]]]:
+    if isinstance(entry.get("components"), dict):
+        yield entry["components"], ()
+    series = entry.get("series")
+    for i, point in enumerate(series if isinstance(series, list) else []):
+        if isinstance(point, dict) and isinstance(point.get("components"), dict):
+            yield point["components"], ("series", i)
+
+
+def _component(
+    ctx: CaseContext, panel: CatalogTest | None, component: str, path: tuple[Any, ...]
+) -> Iterator[Finding]:
+    assert ctx.catalog is not None
+    test = ctx.catalog.resolve(component, panel=panel)
+    if test is None:
+        hint = _member_hint(panel) if panel is not None else unknown_hint(ctx, component)
+        yield Finding(path, f"`{component}` is not a test in the catalog", hint, at_key=True)
+    elif panel is not None and fold(test.name) not in {fold(c) for c in panel.components}:
+        yield Finding(
+            path,
+            f"`{component}` is not part of the `{panel.name}` panel",
+            _member_hint(panel),
+            at_key=True,
+        )
+
+
+def _member_hint(panel: CatalogTest) -> str:
+    if not panel.components:
         return "this test is not a panel in the catalog; give a single result instead"
-    return f"the panel's components are: {', '.join(members)}"
+    return f"the panel's components are: {', '.join(panel.components)}"

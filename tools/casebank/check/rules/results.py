@@ -1,8 +1,8 @@
-"""Results: each result is complete for its type, in a unit and range the catalog accepts."""
+"""Results: each result is complete for its type and status, in a unit and range the catalog
+accepts, and says what it is rather than holding a placeholder."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -11,61 +11,71 @@ from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
 from casebank.format.catalog import CatalogTest, did_you_mean
 from casebank.format.document import Path
+from casebank.format.results import ResultEntry, is_placeholder_result, parse_reference_range
+from casebank.format.results import result_entries as _entries
+from casebank.format.schema import RESULT_TYPES
+
+__all__ = ["parse_reference_range"]
 
 
 @dataclass(frozen=True)
-class ResultEntry:
-    path: Path
-    name: str
-    entry: dict[str, Any]
-    kind: str  # lab_value, qualitative, text_report, panel (or the unknown type as written)
+class Resolved:
+    """A result as written, and the catalog test it is of (inside its panel, if a member)."""
+
+    r: ResultEntry
     test: CatalogTest | None
-    in_panel: bool = False
+
+    @property
+    def path(self) -> Path:
+        return self.r.path
+
+    @property
+    def name(self) -> str:
+        return self.r.name
+
+    @property
+    def entry(self) -> Any:
+        return self.r.entry
+
+    @property
+    def kind(self) -> str:
+        return self.r.kind
+
+    @property
+    def final(self) -> bool:
+        return self.r.status == "final"
+
+    @property
+    def has_series(self) -> bool:
+        return isinstance(self.r.entry.get("series"), list)
 
 
-def result_entries(ctx: CaseContext) -> list[ResultEntry]:
-    """Every result, panel components included (computed once per case)."""
-    entries: list[ResultEntry] = ctx.memo("result_entries", lambda: list(_result_entries(ctx)))
+def result_entries(ctx: CaseContext) -> list[Resolved]:
+    """Every result, panel member and series point (computed once per case)."""
+
+    def compute() -> list[Resolved]:
+        found = []
+        for r in _entries(ctx.data):
+            panel = ctx.resolve(r.panel) if r.panel is not None else None
+            test = (
+                ctx.catalog.resolve(r.name, panel=panel)
+                if ctx.catalog is not None and r.panel is not None
+                else ctx.resolve(r.name)
+            )
+            found.append(Resolved(r, test))
+        return found
+
+    entries: list[Resolved] = ctx.memo("result_entries", compute)
     return entries
-
-
-def _result_entries(ctx: CaseContext) -> Iterator[ResultEntry]:
-    """Every result, panel components included. A component's type follows its value."""
-    results = ctx.get("investigations", "results")
-    if not isinstance(results, dict):
-        return
-    for name, entry in results.items():
-        if not isinstance(entry, dict):
-            continue
-        path: Path = ("investigations", "results", name)
-        kind = entry.get("type")
-        yield ResultEntry(
-            path, name, entry, kind if isinstance(kind, str) else "", ctx.resolve(name)
-        )
-        components = entry.get("components")
-        if not isinstance(components, dict):
-            continue
-        for component, sub in components.items():
-            if isinstance(sub, dict):
-                yield ResultEntry(
-                    (*path, "components", component),
-                    component,
-                    sub,
-                    _component_kind(sub),
-                    ctx.resolve(component),
-                    in_panel=True,
-                )
-
-
-def _component_kind(entry: dict[str, Any]) -> str:
-    kind = entry.get("type")
-    if isinstance(kind, str):
-        return kind
-    return "qualitative" if isinstance(entry.get("value"), str) else "lab_value"
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _valued(r: Resolved) -> bool:
+    """Whether this entry itself must hold a value (not a series parent, and final)."""
+    return r.final and not r.has_series
 
 
 @rule(
@@ -76,8 +86,9 @@ def _is_number(value: Any) -> bool:
 )
 def check_lab_values_complete(ctx: CaseContext) -> Iterator[Finding]:
     """Spec, section 5: lab values carry `unit` and `reference_range`. The value itself is a
-    number, so that it can be compared with the range; write qualitative results as type
-    `qualitative`.
+    number, so that it can be compared with the range; a word such as "elevated" is a
+    `qualitative` result. A result that is not final (`status: pending`) has no value yet, and
+    a series holds its values in its points.
 
     Bad:
 
@@ -94,16 +105,11 @@ def check_lab_values_complete(ctx: CaseContext) -> Iterator[Finding]:
           reference_range: "0.00–0.04"
     """
     for r in result_entries(ctx):
-        if r.kind != "lab_value":
+        if r.kind != "lab_value" or not _valued(r):
             continue
-        if not _is_number(r.entry.get("value")):
-            yield Finding(
-                r.path,
-                f"lab value `{r.name}` has no numeric `value`",
-                "give the number alone (units go in `unit`); for a text result use "
-                "`type: qualitative`",
-                at_key=True,
-            )
+        value = r.entry.get("value")
+        if not _is_number(value):
+            yield Finding(r.path, _no_number(ctx, r, value), _number_hint(value), at_key=True)
         for needed, hint in (
             ("unit", _units_hint(r.test)),
             ("reference_range", 'add e.g. `reference_range: "3.5–5.0"`'),
@@ -112,9 +118,29 @@ def check_lab_values_complete(ctx: CaseContext) -> Iterator[Finding]:
                 yield Finding(r.path, f"lab value `{r.name}` has no `{needed}`", hint, at_key=True)
 
 
+def _no_number(ctx: CaseContext, r: Resolved, value: Any) -> str:
+    source = ctx.doc.plain_number_like.get((*r.path, "value"))
+    if source is not None:
+        return (
+            f"lab value `{r.name}` has no numeric `value`: YAML 1.1 reads the unquoted "
+            f"`{source}` as text, because an exponent needs a decimal point"
+        )
+    if value is None:
+        return f"lab value `{r.name}` has no numeric `value`"
+    return f"lab value `{r.name}` has the text `{value}` where a number belongs"
+
+
+def _number_hint(value: Any) -> str:
+    return (
+        "give the number alone (units go in `unit`; write 1000 or 1.0e+3, not 1e3); for a "
+        "word such as `elevated` use `type: qualitative`; if the result is not back, set "
+        "`status: pending`"
+    )
+
+
 def _units_hint(test: CatalogTest | None) -> str:
-    if test is not None and test.accepted_units:
-        return f"add `unit:`; the catalog accepts {', '.join(test.accepted_units)}"
+    if test is not None and test.unit:
+        return f"add `unit:`; the catalog's preferred unit for {test.name} is {test.unit}"
     return "add `unit:` with the unit of the value"
 
 
@@ -122,11 +148,13 @@ def _units_hint(test: CatalogTest | None) -> str:
     "CB416",
     "result-incomplete",
     Severity.ERROR,
-    "A text or qualitative result without text, or a panel without components.",
+    "A text or qualitative result without text, a panel without components, or a series "
+    "point without a result.",
 )
 def check_other_results_complete(ctx: CaseContext) -> Iterator[Finding]:
     """A `text_report` or `qualitative` result holds its text in `value`; a `panel` holds its
-    member results in `components`.
+    member results in `components`; each point of a `series` holds a full result. A result
+    that is not final (`status: pending`, `not_done`, `unavailable`) needs neither.
 
     Bad:
 
@@ -140,19 +168,21 @@ def check_other_results_complete(ctx: CaseContext) -> Iterator[Finding]:
           value: "Sinus rhythm, ST elevation in V1–V4."
     """
     for r in result_entries(ctx):
+        if not _valued(r):
+            continue
         if r.kind in ("text_report", "qualitative") and not isinstance(r.entry.get("value"), str):
             yield Finding(
                 r.path,
                 f"{r.kind.replace('_', ' ')} `{r.name}` has no text `value`",
-                "write the result as text in `value:`",
-                at_key=True,
+                "write the result as text in `value:`, or set `status:` if it is not back",
+                at_key=r.r.at is None,
             )
-        elif r.kind == "panel" and not r.in_panel and not r.entry.get("components"):
+        elif r.kind == "panel" and r.r.panel is None and not r.entry.get("components"):
             yield Finding(
                 r.path,
-                f"panel `{r.name}` has no `components`",
+                f"panel `{r.name}` has no `components`" + (f" at `{r.r.at}`" if r.r.at else ""),
                 "list each member test under `components:` with its result",
-                at_key=True,
+                at_key=r.r.at is None,
             )
 
 
@@ -165,7 +195,8 @@ def check_other_results_complete(ctx: CaseContext) -> Iterator[Finding]:
 )
 def check_result_type_allowed(ctx: CaseContext) -> Iterator[Finding]:
     """The catalog says which result types each test produces: a troponin is a `lab_value`,
-    a chest X-ray a `text_report`.
+    a chest X-ray a `text_report`. A numeric test may always be reported qualitatively
+    ("elevated").
 
     Bad:
 
@@ -180,18 +211,16 @@ def check_result_type_allowed(ctx: CaseContext) -> Iterator[Finding]:
           value: "No consolidation, effusion or pneumothorax."
     """
     for r in result_entries(ctx):
-        if r.test is None or not r.kind or r.kind not in _KNOWN or not r.test.result_types:
+        if r.test is None or r.kind not in RESULT_TYPES or not r.test.result_types:
             continue
-        if r.kind not in r.test.result_types:
+        allowed = set(r.test.result_types) | ({"qualitative"} if r.test.numeric else set())
+        if r.kind not in allowed:
             yield Finding(
                 (*r.path, "type"),
                 f"`{r.name}` is given as {r.kind}, but the catalog allows "
                 f"{', '.join(r.test.result_types)} for {r.test.name}",
                 f"use `type: {r.test.result_types[0]}`",
             )
-
-
-_KNOWN = {"lab_value", "qualitative", "text_report", "panel"}
 
 
 @rule(
@@ -224,32 +253,6 @@ def check_units(ctx: CaseContext) -> Iterator[Finding]:
                 + did_you_mean(unit, r.test.accepted_units),
                 f"use one of: {', '.join(r.test.accepted_units)}",
             )
-
-
-_NUMBER = r"[-+]?\d+(?:\.\d+)?"
-_RANGE = re.compile(rf"^\s*({_NUMBER})\s*(?:[–—-]|to)\s*({_NUMBER})\s*$")
-_BOUND = re.compile(rf"^\s*(<=|>=|[<>≤≥])\s*({_NUMBER})\s*$")
-
-
-def parse_reference_range(value: Any) -> tuple[float | None, float | None] | None:
-    """(low, high) from `a–b`, `a-b`, `<b`, `≤b`, `>a`, `≥a` or {low, high}; None if unreadable."""
-    if isinstance(value, dict):
-        low, high = value.get("low"), value.get("high")
-        if (low is None and high is None) or not all(
-            v is None or _is_number(v) for v in (low, high)
-        ):
-            return None
-        return (None if low is None else float(low), None if high is None else float(high))
-    if not isinstance(value, str):
-        return None
-    match = _RANGE.match(value)
-    if match:
-        return float(match.group(1)), float(match.group(2))
-    match = _BOUND.match(value)
-    if match:
-        bound = float(match.group(2))
-        return (None, bound) if match.group(1) in ("<", "<=", "≤") else (bound, None)
-    return None
 
 
 @rule(
@@ -290,3 +293,121 @@ def check_reference_ranges(ctx: CaseContext) -> Iterator[Finding]:
                 f"reference range {raw!r} of `{r.name}` has its low limit above its high limit",
                 "swap the two limits",
             )
+
+
+@rule(
+    "CB419",
+    "result-placeholder",
+    Severity.ERROR,
+    "A result value that is a placeholder (pending, N/A, not specified) instead of a result.",
+)
+def check_placeholder_results(ctx: CaseContext) -> Iterator[Finding]:
+    """A simulator serves `value` as the result. "Pending", "N/A", "Not done", "Unknown" or
+    "Not specified" there would be served as if it were a finding. State where a result stands
+    with `status` (pending, not_done, unavailable), and keep `value` for a real result.
+
+    Bad:
+
+        Blood culture:
+          type: text_report
+          value: "Pending"
+
+    Good:
+
+        Blood culture:
+          type: text_report
+          status: pending
+          note: "Taken on arrival; reported at 48 hours."
+    """
+    for r in result_entries(ctx):
+        value = r.entry.get("value")
+        if isinstance(value, str) and is_placeholder_result(value):
+            yield Finding(
+                (*r.path, "value"),
+                f"`{value.strip()}` is a placeholder, not a result of `{r.name}`",
+                "write the result; if there is none, remove `value` and state the status: "
+                "`status: pending` (not back yet), `not_done` or `unavailable`, with a `note`",
+            )
+
+
+@rule(
+    "CB421",
+    "result-status-conflict",
+    Severity.ERROR,
+    "A result that is not final but holds a value, or holds both a value and a series.",
+)
+def check_status(ctx: CaseContext) -> Iterator[Finding]:
+    """A pending, not-done or unavailable result has no value yet: the value would be served as
+    if it had come back. A series holds its values in its points, not beside them.
+
+    Bad:
+
+        Troponin:
+          type: lab_value
+          status: pending
+          value: 2.4
+
+    Good:
+
+        Troponin:
+          type: lab_value
+          status: pending
+          note: "Repeat due 3 hours after the first."
+    """
+    for r in result_entries(ctx):
+        holds = [k for k in ("value", "components") if k in r.entry]
+        if not r.final and holds:
+            yield Finding(
+                (*r.path, holds[0]),
+                f"`{r.name}` is {r.r.status.replace('_', ' ')} but holds a `{holds[0]}`",
+                "remove the value, or set `status: final` if the result is back",
+            )
+        elif r.has_series and "value" in r.entry:
+            yield Finding(
+                (*r.path, "value"),
+                f"`{r.name}` has both a `value` and a `series`",
+                "put every value in the series, each with its time (`at`)",
+            )
+
+
+@rule(
+    "CB422",
+    "attachment-missing",
+    Severity.ERROR,
+    "A result refers to an attachment file that is not in the case's attachments folder.",
+)
+def check_attachments(ctx: CaseContext) -> Iterator[Finding]:
+    """A result's `attachments` name files under `cases/<case_id>/attachments/` (an ECG
+    tracing, an audiogram). Each must exist, so that the file is part of the case's version.
+
+    Bad:
+
+        ECG:
+          type: text_report
+          value: "Atrial fibrillation, rate 130."
+          attachments: ["ecg.png"]      # but cases/<case_id>/attachments/ecg.png is missing
+
+    Good:
+
+        ECG:
+          type: text_report
+          value: "Atrial fibrillation, rate 130."
+          attachments: ["ecg.png"]      # cases/<case_id>/attachments/ecg.png is committed
+    """
+    for r in result_entries(ctx):
+        names = r.entry.get("attachments")
+        for i, rel in enumerate(names if isinstance(names, list) else []):
+            if isinstance(rel, str) and rel not in ctx.attachments:
+                case_id = ctx.get("case_id")
+                folder = f"cases/{case_id}/attachments/" if isinstance(case_id, str) else ""
+                yield Finding(
+                    (*r.path, "attachments", i),
+                    f"attachment `{rel}` of `{r.name}` is not in {folder or 'the case folder'}",
+                    "add the file there (paths are relative to the attachments folder), or "
+                    "correct the name"
+                    + (
+                        f"; files there: {', '.join(sorted(ctx.attachments))}"
+                        if ctx.attachments
+                        else ""
+                    ),
+                )

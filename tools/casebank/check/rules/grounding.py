@@ -1,0 +1,151 @@
+"""Grounding: served as the results oracle serves it, a case must not contradict itself."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from casebank.check.engine import CaseContext, Finding, rule
+from casebank.check.problem import Severity
+from casebank.check.rules.references import oracle
+from casebank.format.catalog import CatalogTest
+from casebank.format.results import judgement
+
+_NORMAL_POLICIES = ("normal_unless_listed", "generate_consistent")
+_SHOWN = 6
+
+
+def _bearing(ctx: CaseContext, test: CatalogTest) -> list[CatalogTest]:
+    """Tests whose result bears on ``test``'s: its family, and tests whose result answers it."""
+    assert ctx.catalog is not None
+    found = {t.name: t for t in (*ctx.catalog.family_of(test), *ctx.catalog.answered_by(test))}
+    found.pop(test.name, None)
+    return list(found.values())
+
+
+@rule(
+    "CB420",
+    "served-contradiction",
+    Severity.WARNING,
+    "An abnormal result whose related tests would be served as normal by the policy.",
+    needs_catalog=True,
+)
+def check_served_contradiction(ctx: CaseContext) -> Iterator[Finding]:
+    """Under `normal_unless_listed`, a test the case does not list is served the catalog's
+    normal result. When a listed result is abnormal (or a report that does not say it is
+    normal), a related test (one of its family, such as telemetry beside an ECG, or a test whose
+    result would answer it, such as a urinalysis beside a urine dipstick) would then come back
+    normal and contradict it. List that test's result, or declare that the listed result answers
+    it (`answers: [...]` on the result).
+
+    Bad:
+
+        results:
+          Urine dipstick: {type: text_report, value: "Blood 3+, protein 1+."}
+        results_generated_policy: normal_unless_listed     # Urinalysis would come back normal
+
+    Good:
+
+        results:
+          Urine dipstick:
+            type: text_report
+            value: "Blood 3+, protein 1+."
+            answers: [Urinalysis]
+        results_generated_policy: normal_unless_listed
+    """
+    served = oracle(ctx)
+    if served.policy not in _NORMAL_POLICIES:
+        return
+    results = ctx.get("investigations", "results")
+    for key, entry in results.items() if isinstance(results, dict) else ():
+        test = ctx.resolve(key)
+        if test is None or not isinstance(entry, dict) or judgement(entry) == "normal":
+            continue
+        normal = [
+            other.name
+            for other in _bearing(ctx, test)
+            if served.answer(other.name).source == "policy"
+        ]
+        if normal:
+            shown = ", ".join(f"`{n}`" for n in normal[:_SHOWN])
+            more = f" and {len(normal) - _SHOWN} more" if len(normal) > _SHOWN else ""
+            what = "abnormal" if judgement(entry) == "abnormal" else "not marked normal"
+            yield Finding(
+                ("investigations", "results", key),
+                f"`{key}` is {what}, but {shown}{more} would be served the catalog's normal "
+                f"result ({served.policy}), contradicting it",
+                f"list their results, or add `answers: [{normal[0]}]` to `{key}` if its result "
+                "answers them",
+                at_key=True,
+            )
+
+
+def _measure(entry: object) -> tuple[object, object] | None:
+    if not isinstance(entry, dict) or "value" not in entry:
+        return None
+    return entry.get("value"), entry.get("unit")
+
+
+@rule(
+    "CB424",
+    "member-listed-twice",
+    Severity.WARNING,
+    "A test listed on its own and inside a panel, with different values.",
+    needs_catalog=True,
+)
+def check_member_conflict(ctx: CaseContext) -> Iterator[Finding]:
+    """A panel member given both as its own result and inside a listed panel is served from the
+    listed result when asked for alone, and from the panel inside the panel: two different
+    values would contradict each other. Give it once, or give both the same value; where the
+    two really are different measurements (a blood gas analyser beside the laboratory),
+    acknowledge the warning and say so.
+
+    Bad:
+
+        results:
+          Potassium: {type: lab_value, value: 7.1, unit: mmol/L, reference_range: "3.5–5.0"}
+          Basic metabolic panel:
+            type: panel
+            components:
+              Potassium: {value: 4.2, unit: mmol/L, reference_range: "3.5–5.0"}
+
+    Good:
+
+        results:
+          Basic metabolic panel:
+            type: panel
+            components:
+              Potassium: {value: 7.1, unit: mmol/L, reference_range: "3.5–5.0", flag: critical_high}
+    """
+    assert ctx.catalog is not None
+    results = ctx.get("investigations", "results")
+    if not isinstance(results, dict):
+        return
+    alone = {}
+    for key, entry in results.items():
+        test = ctx.resolve(key)
+        if test is not None:
+            alone[test.name] = (key, entry)
+    for key, entry in results.items():
+        panel = ctx.resolve(key)
+        components = entry.get("components") if isinstance(entry, dict) else None
+        for member, sub in components.items() if isinstance(components, dict) else ():
+            test = ctx.catalog.resolve(member, panel=panel)
+            if test is None or test.name not in alone or alone[test.name][0] == key:
+                continue
+            other_key, other = alone[test.name]
+            mine, theirs = _measure(sub), _measure(other)
+            if mine is not None and theirs is not None and mine != theirs:
+                yield Finding(
+                    ("investigations", "results", key, "components", member),
+                    f"`{member}` in `{key}` is {_shown(sub)}, but `{other_key}` on its own "
+                    f"is {_shown(other)}",
+                    "give the test once, or the same value in both places",
+                    at_key=True,
+                )
+
+
+def _shown(entry: object) -> str:
+    measured = _measure(entry)
+    assert measured is not None
+    value, unit = measured
+    return f"{value} {unit}".strip() if unit else str(value)

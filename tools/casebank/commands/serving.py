@@ -1,0 +1,75 @@
+"""Reading the case that `view` and `results` serve: from the working tree, or as released."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casebank.errors import CasebankError, UsageError
+from casebank.format.catalog import Catalog, build_catalog
+from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
+from casebank.format.loader import load_document
+
+
+@dataclass(frozen=True)
+class Served:
+    data: dict[str, Any]
+    catalog: Catalog
+    version: int | None = None
+    content_hash: str | None = None
+    release: str | None = None
+
+
+def _load(file: str, raw: bytes) -> dict[str, Any]:
+    loaded = load_document(file, raw)
+    if loaded.document is None:
+        issue = loaded.issues[0]
+        raise CasebankError(
+            f"{file}:{issue.line}:{issue.column}: {issue.message}",
+            f"run `casebank validate {file}`",
+        )
+    return loaded.document.data
+
+
+def load_served(root: Path, case_id: str, release: str | None) -> Served:
+    if release is None:
+        return _working_tree(root, case_id)
+    return _released(root, case_id, release)
+
+
+def _working_tree(root: Path, case_id: str) -> Served:
+    for suffix in CASE_SUFFIXES:
+        path = root / CASES_DIR / f"{case_id}{suffix}"
+        if path.is_file():
+            data = _load(f"{CASES_DIR}/{path.name}", path.read_bytes())
+            catalog = build_catalog(_load(CATALOG_FILE, (root / CATALOG_FILE).read_bytes()))
+            return Served(data, catalog)
+    raise CasebankError(
+        f"there is no case `{case_id}` in {CASES_DIR}/",
+        "give a case id (the file name without extension), e.g. chest_pain_001",
+    )
+
+
+def _released(root: Path, case_id: str, release: str) -> Served:
+    from casebank.release import git
+    from casebank.release.manifest import parse_version
+    from casebank.release.prepare import previous_manifests, require_head
+
+    if parse_version(release) is None:
+        raise UsageError(f"--release {release!r}: expected X.Y.Z")
+    manifests = {m.version: m for m in previous_manifests(root, require_head(root))}
+    manifest = manifests.get(release)
+    if manifest is None:
+        known = ", ".join(manifests) or "none yet"
+        raise CasebankError(f"there is no release {release}", f"releases: {known}")
+    entry = manifest.case(case_id)
+    if entry is None:
+        raise CasebankError(
+            f"case {case_id} is not in release {release}",
+            "`casebank history CASE_ID` lists the releases that contain it",
+        )
+    blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))
+    data = _load(entry.path, blobs[entry.blob])
+    catalog = build_catalog(_load(CATALOG_FILE, blobs[manifest.catalog_blob]))
+    return Served(data, catalog, entry.version, entry.sha256, release)

@@ -1,0 +1,36 @@
+"""`casebank view CASE_ID --role patient|on_request|examiner`: one audience's part of a case."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import yaml
+
+from casebank.serve.views import ROLES, view
+from casebank.workspace import find_root
+
+HELP = "Print one audience's part of a case: what the simulated patient may know, or the examiner."
+FORMATS = ("yaml", "json")
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("case", metavar="CASE_ID", help="the case id")
+    parser.add_argument("--role", required=True, choices=ROLES, help="whose view")
+    parser.add_argument(
+        "--release", metavar="X.Y.Z", help="the case as released in X.Y.Z (default: working tree)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from casebank.commands.serving import load_served
+
+    served = load_served(find_root(args.root), args.case, args.release)
+    shown = view(served.data, args.role)
+    if args.format == "json":
+        json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True, width=96))
+    return 0

@@ -1,0 +1,298 @@
+"""The results oracle: the one implementation of how a case answers a test order.
+
+A harness asks for a test by name; the oracle answers from the case truth, or from an explicit
+policy, and says which (``source``):
+
+- ``listed``: the case lists this test (by name or alias) and its result.
+- ``derived``: answered from a listed result of a related test, named in ``from``: a panel
+  member from its panel, a panel assembled from listed members, or a listed result the case
+  (``answers:``) or the catalog (``answers``) declares to answer this test.
+- ``policy``: produced by ``results_generated_policy``: the catalog's normal result for
+  ``normal_unless_listed`` (and, conservatively, for ``generate_consistent``).
+- ``unavailable``: the case says the result is not available (``status: unavailable`` or
+  ``not_done``), the policy says so (``unavailable_unless_listed``, or no policy), or the test
+  has no normal result to assume (a blood group).
+- ``unknown_test``: not in the catalog; the answer carries a suggestion only where one is safe.
+
+Examinations are answered the same way from ``physical_exam`` (:meth:`Oracle.examine`): the
+part asked for, or ``unavailable`` when the case does not record it. Nothing is ever invented.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from casebank.format.catalog import Catalog, CatalogTest, fold
+from casebank.format.names import resolve_loosely, suggest
+
+LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
+    "listed",
+    "derived",
+    "policy",
+    "unavailable",
+    "unknown_test",
+)
+SOURCES = (LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN)
+NOT_AVAILABLE = ("unavailable", "not_done")
+GENERIC_NORMAL = "Within normal limits."
+_SIDE = re.compile(r"\b(left|right|bilateral|both)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Answer:
+    request: str
+    test: str | None
+    source: str
+    origin: str | None  # "from": the listed result an answer was derived from
+    result: Mapping[str, Any] | None
+    suggestion: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "request": self.request,
+            "test": self.test,
+            "source": self.source,
+            "from": self.origin,
+            "result": None if self.result is None else dict(self.result),
+        }
+        if self.source == UNKNOWN:
+            out["suggestion"] = self.suggestion
+        return out
+
+
+@dataclass
+class Oracle:
+    """Answers test orders and examination requests for one case against one catalog."""
+
+    case: Mapping[str, Any]
+    catalog: Catalog
+    listed: dict[str, str] = field(default_factory=dict, init=False)  # test name -> results key
+    members: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
+    declared: dict[str, str] = field(default_factory=dict, init=False)  # test -> results key
+
+    def __post_init__(self) -> None:
+        for key, entry in self.results.items():
+            test = self.catalog.resolve(key)
+            self.listed.setdefault(test.name if test else f"?{fold(key)}", key)
+            if not isinstance(entry, dict):
+                continue
+            components = entry.get("components")
+            for member in components if isinstance(components, dict) else {}:
+                found = self.catalog.resolve(member, panel=test)
+                if found is not None:
+                    self.members.setdefault(found.name, (key, member))
+            answers = entry.get("answers")
+            for name in answers if isinstance(answers, list) else []:
+                answered = self.catalog.resolve(name) if isinstance(name, str) else None
+                if answered is not None:
+                    self.declared.setdefault(answered.name, key)
+
+    @property
+    def results(self) -> Mapping[str, Any]:
+        investigations = self.case.get("investigations")
+        results = investigations.get("results") if isinstance(investigations, dict) else None
+        return results if isinstance(results, dict) else {}
+
+    @property
+    def policy(self) -> str | None:
+        investigations = self.case.get("investigations")
+        policy = (
+            investigations.get("results_generated_policy")
+            if isinstance(investigations, dict)
+            else None
+        )
+        return policy if isinstance(policy, str) else None
+
+    # --- tests ---------------------------------------------------------------------------
+
+    def resolve(self, request: str) -> tuple[CatalogTest | None, str | None]:
+        """The catalog test a request means, and the side it names (if any)."""
+        test = self._lookup(request)
+        if test is not None:
+            return test, None
+        side = _SIDE.search(request)
+        if side is None:
+            return None, None
+        rest = " ".join(_SIDE.sub(" ", request).split())
+        laterality = side.group(1).lower().replace("both", "bilateral")
+        return self._lookup(rest), laterality
+
+    def _lookup(self, name: str) -> CatalogTest | None:
+        test = self.catalog.resolve(name)
+        if test is None:
+            loose = resolve_loosely(name, self.catalog)
+            test = self.catalog.resolve(loose) if loose else None
+        return test
+
+    def answer(self, request: str) -> Answer:
+        test, side = self.resolve(request)
+        if test is None:
+            listed = self.listed.get(f"?{fold(request)}")
+            if listed is not None:  # a name the catalog lacks (validation reports it)
+                return self._from_entry(request, None, self.results[listed], LISTED, None)
+            return Answer(request, None, UNKNOWN, None, None, suggest(request, self.catalog))
+        key = self.listed.get(test.name)
+        if key is not None and _same_side(self.results[key], side):
+            return self._from_entry(request, test, self.results[key], LISTED, None)
+        derived = self._derived(request, test)
+        if derived is not None:
+            return derived
+        return self._by_policy(request, test)
+
+    def _from_entry(
+        self,
+        request: str,
+        test: CatalogTest | None,
+        entry: Mapping[str, Any],
+        source: str,
+        origin: str | None,
+    ) -> Answer:
+        name = test.name if test is not None else None
+        if entry.get("status") in NOT_AVAILABLE:
+            return Answer(request, name, UNAVAILABLE, origin, entry)
+        return Answer(request, name, source, origin, entry)
+
+    def _derived(self, request: str, test: CatalogTest) -> Answer | None:
+        if test.name in self.members:
+            key, member = self.members[test.name]
+            entry = self.results[key]["components"][member]
+            return self._from_entry(request, test, entry, DERIVED, key)
+        source_key = self.declared.get(test.name)
+        if source_key is None:
+            source_key = next(
+                (
+                    self.listed[other.name]
+                    for other in self.catalog.answered_by(test)
+                    if other.name in self.listed
+                ),
+                None,
+            )
+        if source_key is not None:
+            return self._from_entry(request, test, self.results[source_key], DERIVED, source_key)
+        if test.is_panel:
+            return self._assembled(request, test)
+        return None
+
+    def _assembled(self, request: str, panel: CatalogTest) -> Answer | None:
+        """A panel put together from its members' listed results; members the case does not
+        list are filled in by the policy, and each member says where it came from."""
+        components: dict[str, Any] = {}
+        origins: list[str] = []
+        for member in self.catalog.components_of(panel):
+            key = self.listed.get(member.name)
+            if key is not None:
+                components[member.name] = {**self.results[key], "source": LISTED, "from": key}
+                origins.append(key)
+            elif member.name in self.members:
+                panel_key, name = self.members[member.name]
+                entry = self.results[panel_key]["components"][name]
+                components[member.name] = {**entry, "source": DERIVED, "from": panel_key}
+                origins.append(panel_key)
+            else:
+                filled = self._by_policy(member.name, member)
+                components[member.name] = {
+                    **(filled.result or {"status": "unavailable"}),
+                    "source": filled.source,
+                    "from": None,
+                }
+        if not origins:
+            return None
+        result = {"type": "panel", "components": components}
+        origin = ", ".join(dict.fromkeys(origins))
+        return Answer(request, panel.name, DERIVED, origin, result)
+
+    def _by_policy(self, request: str, test: CatalogTest) -> Answer:
+        policy = self.policy
+        if policy in ("normal_unless_listed", "generate_consistent") and test.default_result:
+            kind = "text_report" if "text_report" in test.result_types else "qualitative"
+            result = {"type": kind, "value": test.default_result, "flag": "normal"}
+            return Answer(request, test.name, POLICY, None, result)
+        return Answer(request, test.name, UNAVAILABLE, None, None)
+
+    # --- examinations ----------------------------------------------------------------------
+
+    def examine(self, request: str) -> Answer:
+        """The part of the physical examination asked for ("cardiovascular examination")."""
+        exam = self.case.get("physical_exam")
+        if isinstance(exam, str):
+            return Answer(request, None, LISTED, "physical_exam", {"findings": exam})
+        if not isinstance(exam, dict):
+            return Answer(request, None, UNAVAILABLE, None, None)
+        wanted = exam_key(request)
+        if wanted in ("", "physical", "full", "general physical", "complete"):
+            return Answer(request, None, LISTED, "physical_exam", {"findings": exam})
+        found = _find_part(exam, wanted, ())
+        if found is None:
+            return Answer(request, None, UNAVAILABLE, None, None)
+        path, value = found
+        part = " > ".join(path)
+        return Answer(request, part, LISTED, "physical_exam", {"part": part, "findings": value})
+
+
+def _same_side(entry: Any, side: str | None) -> bool:
+    listed = entry.get("laterality") if isinstance(entry, dict) else None
+    return side is None or listed is None or listed in (side, "bilateral")
+
+
+_EXAM_FILLER = frozenset(
+    [
+        "examination",
+        "exam",
+        "examine",
+        "examined",
+        "assessment",
+        "assess",
+        "of",
+        "the",
+        "system",
+        "systems",
+        "findings",
+        "check",
+        "please",
+    ]
+)
+_EXAM_SYNONYMS = {
+    "cardiac": "cardiovascular",
+    "heart": "cardiovascular",
+    "cvs": "cardiovascular",
+    "lungs": "respiratory",
+    "lung": "respiratory",
+    "chest": "respiratory",
+    "resp": "respiratory",
+    "abdominal": "abdomen",
+    "gastrointestinal": "abdomen",
+    "neuro": "neurological",
+    "neurologic": "neurological",
+    "nervous": "neurological",
+    "vitals": "vital signs",
+    "observations": "vital signs",
+    "skin": "skin",
+    "dermatological": "skin",
+    "msk": "musculoskeletal",
+    "joints": "musculoskeletal",
+    "eye": "eyes",
+    "ophthalmic": "eyes",
+}
+
+
+def exam_key(text: str) -> str:
+    words = [w for w in re.findall(r"[a-z0-9]+", text.casefold()) if w not in _EXAM_FILLER]
+    return " ".join(_EXAM_SYNONYMS.get(w, w) for w in words)
+
+
+def _find_part(
+    value: Mapping[str, Any], wanted: str, at: tuple[str, ...]
+) -> tuple[tuple[str, ...], Any] | None:
+    """The first section (breadth first) whose name means what was asked."""
+    queue: list[tuple[tuple[str, ...], Mapping[str, Any]]] = [(at, value)]
+    while queue:
+        path, node = queue.pop(0)
+        for key, item in node.items():
+            if exam_key(key) == wanted or fold(key) == fold(wanted):
+                return (*path, key), item
+            if isinstance(item, dict) and "value" not in item:
+                queue.append(((*path, key), item))
+    return None

@@ -1,0 +1,64 @@
+"""Role views: one audience's part of a case, derived from the schema's ``audience`` metadata.
+
+``patient`` is what the simulated patient knows and may say; ``on_request`` is what is given
+only when asked for (examination findings, results); ``examiner`` is the diagnosis, the
+checklists, management, scoring and everything about the case itself. A field's audience is
+declared in the schema and inherited by what is below it; a field the schema does not know is
+in no view, so nothing can leak by being misspelt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from casebank.format.document import Path
+from casebank.format.walk import AUDIENCES, Field, case_tree
+
+ROLES = AUDIENCES
+
+
+def view(data: Mapping[str, Any], role: str) -> dict[str, Any]:
+    """The part of ``data`` whose audience is ``role``, keeping the case's shape."""
+    if role not in ROLES:
+        raise ValueError(f"unknown role {role!r}: use one of {', '.join(ROLES)}")
+    kept = _keep(case_tree(), data, role)
+    return kept if isinstance(kept, dict) else {}
+
+
+_NOTHING = object()
+
+
+def _keep(node: Field, value: Any, role: str) -> Any:
+    """``value`` as the role sees it, or _NOTHING. Mappings with named fields are filtered key
+    by key (so a field unknown to the schema is dropped); anything else is the role's whole
+    or not at all."""
+    if node.fields is not None and isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            child = node.fields.get(key)
+            kept = _NOTHING if child is None else _keep(child, item, role)
+            if kept is not _NOTHING:
+                out[key] = kept
+        return out if out else _NOTHING
+    if node.audience != role:
+        return _NOTHING
+    if node.items is not None and isinstance(value, list):
+        return [kept for item in value if (kept := _keep(node.items, item, role)) is not _NOTHING]
+    return value
+
+
+def texts(data: Mapping[str, Any], role: str) -> Iterator[tuple[Path, str]]:
+    """Every text in the role's view, with its path (for leak checks)."""
+    yield from _texts(view(data, role), ())
+
+
+def _texts(value: Any, at: Path) -> Iterator[tuple[Path, str]]:
+    if isinstance(value, str):
+        yield at, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(item, (*at, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _texts(item, (*at, i))
