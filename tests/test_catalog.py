@@ -82,8 +82,8 @@ def test_numeric_test_without_unit() -> None:
     assert [r for r, _, _ in catalog_found(text)] == ["CB504"]
 
 
-def test_canonical_unit_outside_accepted_units() -> None:
-    text = edit_catalog("    unit: g/dL\n", "    unit: mg/dL\n")
+def test_an_unreadable_catalog_unit_is_refused() -> None:
+    text = edit_catalog("    unit: g/dL\n", "    unit: gramme per decilitre\n")
     assert [r for r, _, _ in catalog_found(text)] == ["CB504"]
 
 

@@ -70,7 +70,8 @@ def test_catalog_names_and_aliases_are_offered_as_suggestions() -> None:
     must = schema["properties"]["investigations"]["properties"]["expected"]["properties"][
         "must_order"
     ]
-    names = must["items"]["anyOf"][0]["enum"]
+    assert must["items"]["anyOf"][0]["$ref"] == "#/$defs/testName"
+    names = schema["$defs"]["testName"]["anyOf"][0]["enum"]
     assert {"Troponin", "hs-troponin", "ECG", "EKG"} <= set(names)
     tones = schema["properties"]["patient"]["properties"]["tone_presets"]["items"]["enum"]
     assert tones == sorted(["neutral", "anxious", "irritated", "stoic"])

@@ -164,15 +164,19 @@ def test_result_type_not_allowed_for_the_test() -> None:
     ]
 
 
-def test_unit_not_accepted_suggests_the_spelling() -> None:
-    text = edit("      unit: ng/mL", "      unit: ng/ml")
+def test_an_unreadable_unit_is_refused_with_the_catalog_unit() -> None:
+    text = edit("      unit: ng/mL", "      unit: ng/mmL")
     [p] = check_text(text)
     assert (p.rule, p.path, p.line) == (
         "CB403",
         "investigations.results.hs-troponin.unit",
-        line_of(text, "unit: ng/ml"),
+        line_of(text, "unit: ng/mmL"),
     )
-    assert "did you mean `ng/mL`" in p.message
+    assert "is not a unit casebank can read" in p.message and "ng/L" in p.hint
+
+
+def test_ucum_reads_a_lower_case_litre_as_a_litre() -> None:
+    assert check_text(edit("      unit: ng/mL", "      unit: ng/ml")) == []
 
 
 def test_alternative_accepted_unit_passes() -> None:

@@ -259,6 +259,7 @@ def stamp_file(found: Rule, finding: FileFinding, line: int = 1, column: int = 1
 
 def stamp_issue(file: str, issue: LoadIssue) -> Problem:
     """A loader issue, stamped with the load rule of the same name."""
+    _load_rules()
     found = _BY_NAME.get(issue.name)
     if found is None or found.target != "load":
         raise RuntimeError(f"the loader's issue {issue.name!r} has no load rule")

@@ -28,6 +28,7 @@ _TYPES = {
     "boolean": "boolean",
 }
 CLOSED_VOCABULARIES = {"tones"}
+TEST_NAME = "testName"
 
 
 def translate(node: Field, catalog: Catalog | None) -> dict[str, Any]:
@@ -97,10 +98,21 @@ def _suggest(out: dict[str, Any], node: Field, catalog: Catalog | None) -> None:
     """Offer catalog names where the schema says names of tests or a vocabulary belong."""
     if catalog is None:
         return
+    if node.meta.get("names") == "test":
+        reference = {"$ref": f"#/$defs/{TEST_NAME}"}
+        if node.is_a("list"):
+            items = out.get("items", {})
+            # an order is a name or {test, ...}: the name forms take the suggestion
+            choices = items.get("anyOf")
+            if choices:
+                items["anyOf"] = [{**choices[0], **reference}, *choices[1:]]
+            else:
+                out["items"] = {**items, **reference}
+        else:
+            out["propertyNames"] = {**out.get("propertyNames", {}), **reference}
+        return
     offered: list[str] | None = None
     closed = False
-    if node.meta.get("names") == "test":
-        offered = _test_names(catalog)
     vocabulary = node.meta.get("vocabulary")
     if vocabulary is not None:
         offered = sorted(getattr(catalog, vocabulary))
@@ -130,6 +142,14 @@ def case_json_schema(catalog: Catalog | None) -> dict[str, Any]:
         "type": "object",
     }
     schema.update(_object(case_tree(), catalog))
+    if catalog is not None:
+        # Every catalog name once, referenced wherever a test name goes.
+        schema["$defs"] = {
+            TEST_NAME: {
+                "description": "A catalog test name or alias (others are refused by casebank).",
+                "anyOf": [{"enum": _test_names(catalog)}, {"type": "string"}],
+            }
+        }
     return schema
 
 

@@ -178,12 +178,13 @@ def check_panels(doc: Document) -> Iterator[Finding]:
     "CB504",
     "catalog-units",
     Severity.ERROR,
-    "A numeric test without a canonical unit, or whose unit is not among its units.",
+    "A numeric test without a unit, or with a unit casebank cannot read.",
     target="catalog",
 )
 def check_units(doc: Document) -> Iterator[Finding]:
-    """Tests with `lab_value` results declare their canonical `unit` and the accepted `units`
-    (the canonical one included), so every case's unit can be checked.
+    """Tests with `lab_value` results declare their preferred `unit` (any unit of the same
+    dimension is then accepted in cases) and, in `units`, units of other dimensions also
+    accepted. Each must be readable with UCUM semantics.
 
     Bad:
 
@@ -195,21 +196,29 @@ def check_units(doc: Document) -> Iterator[Finding]:
         - name: Potassium
           result_types: [lab_value]
           unit: mmol/L
-          units: [mmol/L, mEq/L]
     """
+    from casebank.format import units
+
     for path, entry in _entries(doc):
         if "lab_value" not in _strings(entry.get("result_types")):
             continue
-        unit, units = entry.get("unit"), _strings(entry.get("units"))
+        unit = entry.get("unit")
         if not isinstance(unit, str):
             yield Finding(
                 path,
                 f"{entry.get('name')} has numeric results but no `unit`",
-                "add the canonical `unit:` and the accepted `units:`",
+                "add the preferred `unit:` (UCUM or a common clinical spelling)",
             )
-        elif units and unit not in units:
-            yield Finding(
-                (*path, "unit"),
-                f"canonical unit `{unit}` of {entry.get('name')} is not among its `units`",
-                f"add `{unit}` to `units`",
-            )
+            continue
+        listed = [((*path, "unit"), unit)] + [
+            ((*path, "units", i), u) for i, u in enumerate(_strings(entry.get("units")))
+        ]
+        for where, spelling in listed:
+            if units.safe_parse(spelling) is None:
+                odd = units.lookalikes(spelling)
+                yield Finding(
+                    where,
+                    f"unit `{spelling}` of {entry.get('name')} cannot be read"
+                    + (f"; it contains {', '.join(odd)}" if odd else ""),
+                    "write it in UCUM or a common clinical spelling (mmol/L, ×10^9/L, mmHg)",
+                )

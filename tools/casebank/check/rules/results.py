@@ -9,7 +9,7 @@ from typing import Any
 
 from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
-from casebank.format.catalog import CatalogTest, did_you_mean
+from casebank.format.catalog import CatalogTest
 from casebank.format.document import Path
 from casebank.format.results import ResultEntry, is_placeholder_result, parse_reference_range
 from casebank.format.results import result_entries as _entries
@@ -227,31 +227,50 @@ def check_result_type_allowed(ctx: CaseContext) -> Iterator[Finding]:
     "CB403",
     "unit-not-accepted",
     Severity.ERROR,
-    "A lab value in a unit the catalog entry does not accept.",
+    "A value in a unit casebank cannot read, or of another dimension than the test's.",
     needs_catalog=True,
 )
 def check_units(ctx: CaseContext) -> Iterator[Finding]:
-    """Each numeric test lists the units it accepts; a value in another unit (or a misspelt
-    one) cannot be compared across cases. Units are case-sensitive (`mmol/L`, not `mmol/l`).
+    """Units are read with UCUM semantics: `/mm3`, `/µL` and `10*3/uL` are one unit, and so are
+    `s` and `seconds`. A result's unit must be readable, and of the same dimension as the
+    catalog's unit for that test (or one of the other dimensions it lists: mg/dL beside
+    mmol/L for glucose), so that values compare across cases. Look-alike characters (a
+    Cyrillic `х` for `x`) are named.
 
     Bad:
 
-        Potassium: {type: lab_value, value: 5.9, unit: mmol/l, reference_range: "3.5–5.0"}
+        Potassium: {type: lab_value, value: 5.9, unit: mg/dL, reference_range: "3.5–5.0"}
 
     Good:
 
         Potassium: {type: lab_value, value: 5.9, unit: mmol/L, reference_range: "3.5–5.0"}
     """
+    from casebank.format import units
+
     for r in result_entries(ctx):
         unit = r.entry.get("unit")
-        if r.test is None or not isinstance(unit, str) or not r.test.accepted_units:
+        if r.test is None or not isinstance(unit, str) or not r.test.unit:
             continue
-        if unit not in r.test.accepted_units:
+        parsed = units.safe_parse(unit)
+        path = (*r.path, "unit")
+        if parsed is None:
+            odd = units.lookalikes(unit)
             yield Finding(
-                (*r.path, "unit"),
-                f"unit `{unit}` is not accepted for {r.test.name}"
-                + did_you_mean(unit, r.test.accepted_units),
-                f"use one of: {', '.join(r.test.accepted_units)}",
+                path,
+                f"`{unit}` is not a unit casebank can read"
+                + (f"; it contains {', '.join(odd)}" if odd else ""),
+                f"write a UCUM unit or a common spelling of it; the catalog gives "
+                f"{r.test.name} in {r.test.unit}",
+            )
+            continue
+        accepted = [u for u in r.test.accepted_units if units.safe_parse(u) is not None]
+        if accepted and not any(units.same_dimension(unit, u) for u in accepted):
+            yield Finding(
+                path,
+                f"`{unit}` is {units.describe(parsed)}, but {r.test.name} is given in "
+                f"{' or '.join(accepted)} ({units.describe(units.safe_parse(accepted[0]))})",
+                f"give the value in {r.test.unit}"
+                + (f" (or {', '.join(accepted[1:])})" if len(accepted) > 1 else ""),
             )
 
 
