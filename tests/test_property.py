@@ -133,3 +133,81 @@ def test_arbitrary_bytes_always_get_a_report(raw: bytes) -> None:
 @given(st.one_of(st.binary(max_size=200), json_values.map(json.dumps).map(str.encode)))
 def test_arbitrary_json_files_always_get_a_report(raw: bytes) -> None:
     validate_bytes(raw, name="valid_case.json")
+
+
+# YAML and JSON scalars that have crashed or fooled loaders: YAML 1.1 traps, odd tags, huge and
+# non-finite numbers, surrogate escapes, control characters.
+SCALARS = [
+    "0x_",
+    "0b",
+    "0x36",
+    "0b101",
+    "1_000",
+    "054",
+    "12:30",
+    "1:30.5",
+    "1e3",
+    "1.0e400",
+    "-.inf",
+    ".NaN",
+    "!!int abc",
+    "!!bool maybe",
+    "!!float x",
+    "!!null 0",
+    "!!str 12",
+    "yes",
+    "No",
+    "~",
+    "9" * 5000,
+    '"\\ud83d\\ude00"',
+    '"\\ud800"',
+    '"\\x00"',
+    "2024-01-01",
+    "<<",
+    "=",
+    "%TAG",
+]
+JSON_SCALARS = ["NaN", "Infinity", "-Infinity", "1e400", "9" * 400, '"\\ud83d\\ude00"', '"\\udc00"']
+
+
+@st.composite
+def batches(draw: st.DrawFn) -> dict[str, bytes]:
+    """A batch of files: each arbitrary bytes, a YAML value, a JSON value or a mutated case."""
+    files: dict[str, bytes] = {}
+    for i in range(draw(st.integers(1, 5))):
+        kind = draw(st.sampled_from(["bytes", "yaml", "json", "case"]))
+        if kind == "bytes":
+            name, raw = f"noise_{i}.yaml", draw(st.binary(max_size=120))
+        elif kind == "yaml":
+            scalar = draw(st.sampled_from(SCALARS))
+            name, raw = f"scalar_{i}.yaml", f"case_id: scalar_{i}\nvalue: {scalar}\n".encode()
+        elif kind == "json":
+            scalar = draw(st.sampled_from(JSON_SCALARS))
+            name, raw = f"scalar_{i}.json", f'{{"case_id": "scalar_{i}", "v": {scalar}}}'.encode()
+        else:
+            name, raw = f"case_{i}.yaml", draw(mutated_cases()).encode("utf-8")
+        files[name] = raw
+    return files
+
+
+@settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
+@given(batches())
+def test_a_batch_of_hostile_files_gets_a_report_for_every_file(files: dict[str, bytes]) -> None:
+    for old in (ROOT / "cases").iterdir():
+        old.unlink()
+    for name, raw in files.items():
+        (ROOT / "cases" / name).write_bytes(raw)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["validate", "--root", str(ROOT), "--format", "json", "--no-cache"])
+    assert code in (0, 1), err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    payload = json.loads(out.getvalue())
+    assert payload["files_checked"] == len(files) + 1
+    internal = [p for p in payload["problems"] if p["rule"] == "CB100"]
+    assert internal == [], internal
+    reported = {p["file"] for p in payload["problems"]}
+    for name in files:
+        # noise and bare scalars are never valid cases: each must have its own report
+        if not name.startswith("case_"):
+            assert f"cases/{name}" in reported, name

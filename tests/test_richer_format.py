@@ -260,6 +260,7 @@ def test_an_attachment_a_result_names_must_exist() -> None:
 def test_declared_unknowns_are_part_of_the_patient() -> None:
     text = edit(
         "  tone_presets: [neutral, anxious]\n",
-        "  tone_presets: [neutral, anxious]\n  unknowns:\n    - {topic: family history, reason: adopted}\n",
+        "  tone_presets: [neutral, anxious]\n"
+        "  unknowns:\n    - {topic: family history, reason: adopted}\n",
     )
     assert check_text(text) == []

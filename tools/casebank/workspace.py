@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
-from casebank.format.layout import CASES_DIR, CATALOG_FILE, is_case_path
+from casebank.format.layout import (
+    CASE_SUFFIXES,
+    CASES_DIR,
+    CATALOG_FILE,
+    attachment_of,
+    case_id_from_path,
+    is_case_path,
+)
 
 
 def find_root(explicit: Path | None = None, start: Path | None = None) -> Path:
@@ -31,14 +39,62 @@ def find_root(explicit: Path | None = None, start: Path | None = None) -> Path:
     )
 
 
+@dataclass(frozen=True)
+class Listing:
+    """Everything under cases/, sorted into what it is (repository-relative POSIX paths)."""
+
+    case_files: list[str] = field(default_factory=list)
+    attachments: dict[str, list[str]] = field(default_factory=dict)  # case id -> paths below
+    misplaced: list[str] = field(default_factory=list)  # neither a case nor an attachment
+    symlinks: list[str] = field(default_factory=list)  # never followed, always refused
+
+    def attachments_of(self, case_file: str) -> frozenset[str]:
+        return frozenset(self.attachments.get(case_id_from_path(case_file), ()))
+
+
+# Files an editor or an operating system leaves behind: neither cases nor mistakes.
+_IGNORED = frozenset({".gitkeep", ".keep", ".DS_Store", "Thumbs.db", "desktop.ini"})
+
+
+def scan_cases(root: Path) -> Listing:
+    """Walk cases/ once, without following links. A case file sits directly in cases/; its
+    attachments under cases/<case_id>/attachments/; anything else is misplaced."""
+    listing = Listing()
+    top = root / CASES_DIR
+    if not top.is_dir() or top.is_symlink():
+        if top.is_symlink():
+            listing.symlinks.append(CASES_DIR)
+        return listing
+    for folder, dirs, files in os.walk(top, followlinks=False):
+        here = Path(folder).relative_to(root).as_posix()
+        for name in sorted(dirs):
+            if (Path(folder) / name).is_symlink():
+                listing.symlinks.append(f"{here}/{name}")
+        dirs[:] = sorted(d for d in dirs if not (Path(folder) / d).is_symlink())
+        for name in sorted(files):
+            _classify(listing, Path(folder) / name, f"{here}/{name}")
+    listing.case_files.sort()
+    return listing
+
+
+def _classify(listing: Listing, path: Path, relative: str) -> None:
+    if path.is_symlink():
+        listing.symlinks.append(relative)
+    elif not path.is_file() or path.name in _IGNORED:
+        return
+    elif is_case_path(relative):
+        listing.case_files.append(relative)
+    elif (found := attachment_of(relative)) is not None:
+        listing.attachments.setdefault(found[0], []).append(found[1])
+    elif path.name.startswith(".") and not path.name.lower().endswith(CASE_SUFFIXES):
+        return  # a hidden editor or tool file (.swp, .orig)
+    else:
+        listing.misplaced.append(relative)
+
+
 def case_files(root: Path) -> list[str]:
     """Repository-relative POSIX paths of every case file, sorted."""
-    try:
-        entries = list(os.scandir(root / CASES_DIR))
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    found = (f"{CASES_DIR}/{e.name}" for e in entries if e.is_file())
-    return sorted(p for p in found if is_case_path(p))
+    return scan_cases(root).case_files
 
 
 def _umask() -> int:

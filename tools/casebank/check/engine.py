@@ -217,10 +217,15 @@ class CaseContext:
 
 @dataclass(frozen=True)
 class RepositoryContext:
-    """What a repository check sees: every case file, and the ones being checked now."""
+    """What a repository check sees: every case file, the ones being checked now, the files
+    under cases/ that are not where a case or an attachment belongs, the symbolic links, and
+    the case ids that have an attachments folder."""
 
     case_files: Sequence[str]
     checked: Sequence[str]
+    misplaced: Sequence[str] = ()
+    symlinks: Sequence[str] = ()
+    attachment_folders: Sequence[str] = ()
 
 
 # --- stamping -------------------------------------------------------------------------------

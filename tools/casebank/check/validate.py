@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from casebank.check.cache import Cache, entry_key, fingerprint
 from casebank.check.problem import FileReport, Problem, Result
 from casebank.errors import UsageError
-from casebank.format.layout import CASE_SUFFIXES, CATALOG_FILE
-from casebank.workspace import case_files, relative_to_root
+from casebank.format.layout import CASE_SUFFIXES, CATALOG_FILE, attachment_of, case_id_from_path
+from casebank.workspace import Listing, case_files, relative_to_root, scan_cases
 
 # A warm run (every file's report in the cache) imports neither the loader (PyYAML), nor the
 # engine and its rules (Cerberus), nor the process pool: they are imported where first needed.
@@ -145,9 +145,8 @@ def validate_repository(
     """Check the catalog and every case (or only ``paths``, as given on the command line)."""
     if paths:
         with_catalog, files = select_paths(root, paths)
-    else:
-        with_catalog, files = True, case_files(root)
-    return validate_files(root, files, with_catalog=with_catalog, options=options)
+        return validate_files(root, files, with_catalog=with_catalog, options=options)
+    return validate_files(root, None, with_catalog=True, options=options)
 
 
 # Below this many files to check, starting worker processes costs more than it saves.
@@ -155,10 +154,21 @@ PARALLEL_MIN = 300
 
 
 def validate_files(
-    root: Path, files: Sequence[str], *, with_catalog: bool, options: Options | None = None
+    root: Path,
+    files: Sequence[str] | None,
+    *,
+    with_catalog: bool,
+    options: Options | None = None,
 ) -> Validation:
+    """Check ``files`` (None: everything under cases/, the misplaced and linked files too)."""
     options = options or Options()
     result = Validation()
+    listing = scan_cases(root)
+    if files is None:
+        files = listing.case_files
+        strays = [*listing.misplaced, *listing.symlinks]
+    else:
+        files, strays = _sorted_out(listing, files)
     catalog_raw, unreadable = read_file(root, CATALOG_FILE)
     cache = None
     if options.cache:
@@ -171,7 +181,7 @@ def validate_files(
         # A refused catalog is always reported: without it, case checks are incomplete.
         result.files_checked += 1 if with_catalog else 0
         result.extend(catalog_problems)
-    pending: list[tuple[str, bytes, str]] = []
+    pending: list[tuple[str, bytes, frozenset[str], str]] = []
     for relative in files:
         result.files_checked += 1
         raw, unreadable_case = read_file(root, relative)
@@ -179,37 +189,66 @@ def validate_files(
             assert unreadable_case is not None
             result.extend([unreadable_case])
             continue
-        key = entry_key(relative, raw)
+        attached = listing.attachments_of(relative)
+        # The attachments present are part of what decides the file's problems.
+        key = entry_key(relative, raw + b"\0" + "\0".join(sorted(attached)).encode())
         hit = cache.get(key) if cache is not None else None
         if hit is None:
-            pending.append((relative, raw, key))
+            pending.append((relative, raw, attached, key))
         else:
             result.add(relative, raw, hit)
     if pending:  # only now is the catalog needed as a lookup, and Cerberus at all
         catalog = None if refused else build_catalog_bytes(catalog_raw)
-        reports = check_all(catalog, [(rel, raw) for rel, raw, _ in pending], options)
-        for (relative, raw, key), report in zip(pending, reports, strict=True):
+        work = [(rel, raw, attached) for rel, raw, attached, _ in pending]
+        reports = check_all(catalog, work, options)
+        for (relative, raw, _, key), report in zip(pending, reports, strict=True):
             result.add(relative, raw, report)
             if cache is not None:
                 cache.put(key, report)
-    result.extend(_repository_problems(cache, case_files(root), files))
+    result.files_checked += len(strays)
+    result.extend(_repository_problems(cache, listing, files, strays))
     if cache is not None:
         cache.save()
     return result
 
 
+def _sorted_out(listing: Listing, given: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Given paths as case files to check (an attachment stands for its case) and strays."""
+    known = set(listing.case_files)
+    by_id = {case_id_from_path(f): f for f in listing.case_files}
+    stray = set(listing.misplaced) | set(listing.symlinks)
+    files: dict[str, None] = {}
+    strays: list[str] = []
+    for path in given:
+        attached = attachment_of(path)
+        if path in known:
+            files[path] = None
+        elif path in stray:
+            strays.append(path)
+        elif attached is not None and attached[0] in by_id:
+            files[by_id[attached[0]]] = None
+    return sorted(files), sorted(set(strays))
+
+
 def _repository_problems(
-    cache: Cache | None, every: Sequence[str], checked: Sequence[str]
+    cache: Cache | None, listing: Listing, checked: Sequence[str], strays: Sequence[str]
 ) -> list[Problem]:
-    """The repository pass, cached under the listing it depends on (names, never contents)."""
-    listing = "\0".join([*every, "", *checked]).encode("utf-8", "surrogateescape")
-    key = entry_key("<repository>", listing)
+    """The repository pass, cached under the names it depends on (never the contents)."""
+    names = [*listing.case_files, "", *checked, "", *strays, "", *sorted(listing.attachments)]
+    key = entry_key("<repository>", "\0".join(names).encode("utf-8", "surrogateescape"))
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
         return hit.problems
     from casebank.check.engine import RepositoryContext, check_repository
 
-    problems = check_repository(RepositoryContext(every, checked))
+    context = RepositoryContext(
+        listing.case_files,
+        checked,
+        misplaced=[f for f in strays if f not in listing.symlinks],
+        symlinks=[f for f in strays if f in listing.symlinks],
+        attachment_folders=sorted(listing.attachments),
+    )
+    problems = check_repository(context)
     if cache is not None:
         cache.put(key, FileReport(problems))
     return problems
@@ -231,8 +270,11 @@ def _catalog_problems(
     return problems
 
 
+Work = tuple[str, bytes, frozenset[str]]  # a case file, its bytes, its attachments
+
+
 def check_all(
-    catalog: Catalog | None, pending: Sequence[tuple[str, bytes]], options: Options
+    catalog: Catalog | None, pending: Sequence[Work], options: Options
 ) -> list[FileReport]:
     """Check files, on several cores when there are enough of them to pay for the start-up."""
     from casebank import parallel
@@ -262,7 +304,7 @@ def _start_worker(catalog: Catalog | None, annotate: Annotate | None) -> None:
     _WORKER = (Checker(catalog), annotate)
 
 
-def _check_batch(batch: list[tuple[str, bytes]]) -> list[FileReport]:
+def _check_batch(batch: list[Work]) -> list[FileReport]:
     assert _WORKER is not None
     checker, annotate = _WORKER
-    return [checker.check_file(relative, raw, annotate) for relative, raw in batch]
+    return [checker.check_file(rel, raw, annotate, attached) for rel, raw, attached in batch]

@@ -363,6 +363,7 @@ class _Builder:
         return _Refused(load_issue(self.file, name, mark, message, hint, format_path(path)))
 
     def build(self, text: str) -> Any:
+        self.text = text
         try:
             return self._build(yaml.parse(text, Loader=_YamlLoader))
         except yaml.MarkedYAMLError as exc:
@@ -380,7 +381,7 @@ class _Builder:
         context = exc.context or ""
         mark = exc.problem_mark or exc.context_mark
         message, hint = f"YAML syntax error: {what}", _syntax_hint(what)
-        if "'\\t'" in what or "tab" in what:
+        if "'\\t'" in what or "tab" in what or self._char_at(mark) == "\t":
             message = "a tab character is used here; YAML indents and separates with spaces"
             hint = "replace the tab with spaces (set your editor to insert spaces for Tab)"
         elif context.startswith("while scanning a quoted scalar") and exc.context_mark:
@@ -395,6 +396,14 @@ class _Builder:
             hint = "add the closing `]` or `}`, or a comma between items"
         where = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         return self.refuse("yaml-syntax", where, message, hint)
+
+    def _char_at(self, mark: Any) -> str:
+        """The character a parser error points at (libyaml's messages do not say which)."""
+        if mark is None:
+            return ""
+        lines = self.text.split("\n")
+        line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
+        return line[mark.column] if 0 <= mark.column < len(line) else ""
 
     def _build(self, events: Iterator[yaml.Event]) -> Any:
         stack: list[_Frame] = []

@@ -9,6 +9,7 @@ what a case or a release is.
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -359,20 +360,21 @@ def reset_index(root: Path, target: str, paths: Sequence[str]) -> None:
 
 
 def changed_files(root: Path, rev: str) -> tuple[bool, list[str]]:
-    """(did the catalog change?, case files added or modified since ``rev``, untracked included).
+    """(did the catalog change?, files under cases/ added or modified since ``rev``, untracked
+    included; validation sorts them into cases, attachments and misplaced files).
 
     Two git commands whatever the repository's size, so the cost follows the change.
     """
     from casebank.errors import UsageError
-    from casebank.format.layout import CATALOG_FILE, is_case_path
+    from casebank.format.layout import CASES_DIR, CATALOG_FILE
 
     if resolve_commit(root, rev) is None:
         raise UsageError(f"--changed-since {rev}: no such revision")
     listed = run(root, ["diff", "--name-only", "-z", "--no-renames", rev, "--"])
     listed += run(root, ["ls-files", "--others", "--exclude-standard", "-z"])
     paths = {p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p}
-    present = sorted(p for p in paths if (root / p).is_file())
-    return CATALOG_FILE in paths, [p for p in present if is_case_path(p)]
+    present = sorted(p for p in paths if os.path.lexists(root / p))
+    return CATALOG_FILE in paths, [p for p in present if p.startswith(f"{CASES_DIR}/")]
 
 
 def merge_base(root: Path, a: str, b: str) -> str | None:

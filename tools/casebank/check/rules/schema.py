@@ -378,6 +378,9 @@ def _wrong_type(e: _Error) -> tuple[Rule, Finding] | None:
     wanted = e.constraint if isinstance(e.constraint, list) else [e.constraint]
     expected = " or ".join(_KIND.get(str(w), str(w)) for w in wanted)
     source = e.doc.plain_non_text.get(e.path)
+    allowed = e.node.rules.get("allowed") if e.node is not None else None
+    if source is not None and allowed is not None and source not in allowed:
+        return _not_allowed(e)  # quoting would not help: the value itself is not allowed
     if source is not None and "string" in wanted:
         if AMBIGUOUS_NUMBER.match(source):
             return None  # the loader's ambiguous-number problem already says it all
@@ -396,7 +399,9 @@ def _wrong_type(e: _Error) -> tuple[Rule, Finding] | None:
 
 
 def _not_allowed(e: _Error) -> tuple[Rule, Finding]:
-    allowed = [str(a) for a in e.constraint]
+    choices = e.node.rules.get("allowed") if e.node is not None else None
+    constraint = list(choices) if choices is not None else list(e.constraint)
+    allowed = [str(a) for a in constraint]
     source = e.doc.plain_non_text.get(e.path)
     shown_value = source if source is not None else e.value
     if e.path == ("metadata", "language"):
@@ -406,7 +411,7 @@ def _not_allowed(e: _Error) -> tuple[Rule, Finding]:
             "set `language: en`; translations belong under `localization`",
         )
     values = e.value if isinstance(e.value, list) else [shown_value]
-    bad = [str(v) for v in values if v not in e.constraint]
+    bad = [str(v) for v in values if v not in constraint]
     shown = ", ".join(f"`{b}`" for b in bad) or f"`{shown_value}`"
     suggestion = did_you_mean(bad[0], allowed) if bad else ""
     return NOT_ALLOWED, Finding(
