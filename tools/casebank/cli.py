@@ -131,8 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.hint:
             print(f"  hint: {exc.hint}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        print("casebank: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"casebank: interrupted{f': {exc}' if str(exc) else ''}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

@@ -25,7 +25,7 @@ from casebank.format.layout import (
 from casebank.format.loader import load_document
 from casebank.release import git
 from casebank.release.diff import CaseState, diff_cases, render_markdown, render_text
-from casebank.release.plan import latest_entries
+from casebank.release.manifest import latest_entries
 from casebank.release.prepare import previous_manifests
 from casebank.workspace import case_files, find_root
 

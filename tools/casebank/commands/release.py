@@ -1,8 +1,10 @@
 """`casebank release X.Y.Z`: cut a dataset release (manifest, changelog, commit, annotated tag).
 
-This command is where the two sides meet: it runs validation (the check side), hands the digests
-validation computed to the release side's preparation, and applies the plan. A dry run reads the
-validation cache but writes nothing, not even the cache.
+This command is where the two sides meet: under the repository's release lock, it finishes or
+undoes an interrupted release, checks the preconditions, runs validation (the check side), and
+hands the digests validation computed to the release side, which verifies every earlier release
+and snapshots HEAD in one history pass, plans, and applies. A dry run takes no lock and writes
+nothing, not even the validation cache.
 """
 
 from __future__ import annotations
@@ -13,15 +15,17 @@ from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import CaseDigest
+from casebank.release import git
 from casebank.release.apply import apply_release
+from casebank.release.journal import Journal, recover, release_lock
 from casebank.release.plan import render_plan, suggest_version
 from casebank.release.prepare import (
     Seed,
     check_preconditions,
-    current_state,
     prepare_release,
     previous_manifests,
     require_head,
+    verified_state,
 )
 from casebank.workspace import find_root
 
@@ -45,6 +49,12 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--push", action="store_true", help="also push the release commit and tag (atomically)"
     )
     parser.add_argument("--remote", default="origin", help="where --push pushes (default: origin)")
+    parser.add_argument(
+        "--allow-removal",
+        metavar="REASON",
+        default="",
+        help="allow a minor or patch release that removes cases; the changelog records REASON",
+    )
 
 
 def validated_digests(root: Path, *, dry_run: bool) -> Seed:
@@ -52,7 +62,9 @@ def validated_digests(root: Path, *, dry_run: bool) -> Seed:
     from casebank.check.validate import Options, validate_repository
     from casebank.format.canonical import file_digest
 
-    result = validate_repository(root, None, Options(write_cache=not dry_run, annotate=file_digest))
+    result = validate_repository(
+        root, None, Options(write_cache=not dry_run, annotate=file_digest)
+    )
     if result.errors:
         first = result.sorted()[0]
         raise CasebankError(
@@ -71,16 +83,45 @@ def run(args: argparse.Namespace) -> int:
     if args.suggest:
         if args.version is not None or args.push:
             raise UsageError("--suggest takes no version and does not combine with --push")
-        head = require_head(root)
-        previous = previous_manifests(root, head)
-        snapshot, _ = current_state(root, head, previous)
-        print(suggest_version(previous, snapshot))
-        return 0
+        return _suggest(root)
     if args.version is None:
         raise UsageError("give the version to release (X.Y.Z), or --suggest")
+    if args.dry_run:
+        _refuse_when_interrupted(root)
+        return _release(root, args)
+    with release_lock(root, f"casebank release {args.version}"):
+        recovered = recover(root)
+        if recovered:
+            print(f"casebank: {recovered}", file=sys.stderr)
+        return _release(root, args)
+
+
+def _refuse_when_interrupted(root: Path) -> None:
+    git.check_repository(root)
+    journal = Journal.load(root)
+    if journal is not None:
+        raise CasebankError(
+            f"release {journal.version} was interrupted and is not finished or undone yet",
+            "run `casebank release` (or `casebank verify`) to finish or undo it first",
+        )
+
+
+def _suggest(root: Path) -> int:
+    _refuse_when_interrupted(root)
+    head = require_head(root)
+    previous = previous_manifests(root, head)
+    snapshot = verified_state(root).snapshots[head]
+    taken = [t.name[1:] for t in git.list_tags(root) if t.name.startswith("v")]
+    print(suggest_version(previous, snapshot, taken))
+    return 0
+
+
+def _release(root: Path, args: argparse.Namespace) -> int:
     pre = check_preconditions(root, args.version, push=args.push and not args.dry_run)
     seed = validated_digests(root, dry_run=args.dry_run)
-    prepared = prepare_release(root, args.version, pre, seed=seed)
+    prepared = prepare_release(
+        root, args.version, pre, seed=seed, removal_reason=args.allow_removal
+    )
     if args.dry_run:
         print(render_plan(prepared.release))
         return 0

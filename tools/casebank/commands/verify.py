@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
+from casebank.release import git
+from casebank.release.journal import recover, release_lock
 from casebank.release.verify import verify_repository
 from casebank.workspace import find_root
 
@@ -15,7 +18,14 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = verify_repository(find_root(args.root))
+    root = find_root(args.root)
+    git.check_repository(root)
+    if git.resolve_commit(root, "HEAD") is not None:
+        with release_lock(root, "casebank verify"):
+            recovered = recover(root)  # an interrupted release is finished or undone first
+        if recovered:
+            print(f"casebank: {recovered}", file=sys.stderr)
+    result = verify_repository(root)
     if not result.releases and not result.findings:
         print("no releases yet: nothing to verify")
         return 0

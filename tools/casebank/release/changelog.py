@@ -24,8 +24,9 @@ docs/releases.md.
 _RELEASE_HEADING = re.compile(r"^## \[?v?(\d+\.\d+\.\d+)\]?", re.MULTILINE)
 
 
-def render_section(manifest: Manifest) -> str:
-    """The section for one release, ending with a newline."""
+def render_section(manifest: Manifest, removal_reason: str = "") -> str:
+    """The section for one release, ending with a newline. A release that removes cases without
+    being a major release records why (``removal_reason``)."""
     lines = [f"## [{manifest.version}] - {manifest.created[:10]}", ""]
     titles = {case.case_id: case.title for case in manifest.cases}
     if manifest.added:
@@ -47,8 +48,14 @@ def render_section(manifest: Manifest) -> str:
             "",
         ]
     if manifest.removed:
+        note = (
+            ["", f"Removed in a {_kind(manifest)} release, not a major one: {removal_reason}", ""]
+            if removal_reason
+            else []
+        )
         lines += [
             "### Removed",
+            *note,
             *(
                 f"- `{r.case_id}` (last version v{r.last_version})"
                 for r in sorted(manifest.removed, key=lambda r: r.case_id)
@@ -77,3 +84,8 @@ def insert_section(existing: str | None, section: str, version: str) -> str:
     if text and not text.endswith("\n\n"):
         text += "\n"
     return text + section
+
+
+def _kind(manifest: Manifest) -> str:
+    patch = not manifest.version.endswith(".0")
+    return "patch" if patch else "minor"

@@ -93,7 +93,13 @@ def run(root: Path, args: Sequence[str], *, stdin: bytes | None = None) -> bytes
         raise _fail(args, exc) from None
     proc = process.proc
     assert proc is not None
-    out, err = proc.communicate(stdin or b"")
+    try:
+        out, err = proc.communicate(stdin or b"")
+    except BaseException:
+        # Interrupted (a signal, Ctrl-C): let the git child finish before anything is undone;
+        # undoing half of a git command would be worse than waiting for it.
+        proc.wait()
+        raise
     if proc.returncode != 0:
         message = err.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}"
         raise CasebankError(f"git {args[0]} failed: {message}")
@@ -129,6 +135,32 @@ def resolve_commit(root: Path, rev: str) -> str | None:
     except CasebankError:
         return None
     return out.decode("ascii").strip()
+
+
+def git_dir(root: Path) -> Path:
+    """The repository's git folder (shared by its worktrees), where release state is kept."""
+    out = run(root, ["rev-parse", "--git-common-dir"]).decode("utf-8").strip()
+    path = Path(out)
+    return path if path.is_absolute() else (root / path).resolve()
+
+
+def commit_message(root: Path, commit: str) -> str:
+    return (
+        run(root, ["log", "-1", "--format=%B", "--end-of-options", commit])
+        .decode("utf-8", "replace")
+        .rstrip("\n")
+        + "\n"
+    )
+
+
+def parents(root: Path, tip: str) -> dict[str, tuple[str, ...]]:
+    """Every commit reachable from ``tip`` with its parents, in one ``git rev-list`` pass."""
+    out = run(root, ["rev-list", "--parents", "--end-of-options", tip])
+    found: dict[str, tuple[str, ...]] = {}
+    for line in out.decode("ascii").splitlines():
+        commit, *rest = line.split()
+        found[commit] = tuple(rest)
+    return found
 
 
 def current_branch(root: Path) -> str | None:

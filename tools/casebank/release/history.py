@@ -23,12 +23,13 @@ regular files count; should two files claim one id at once, the first path in so
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from casebank.format.canonical import (
     CaseDigest,
+    changed_sections,
     content_hash,
     digest_case,
     digest_data_file,
@@ -45,7 +46,7 @@ from casebank.format.layout import (
 )
 from casebank.parallel import map_chunks
 from casebank.release import git
-from casebank.release.manifest import RELEASES_DIR, Author, CaseEntry, Manifest
+from casebank.release.manifest import RELEASES_DIR, Author, CaseEntry, Manifest, latest_entries
 
 _REGULAR = ("100644", "100755")
 _CASES_PREFIX = f"{CASES_DIR}/"
@@ -386,3 +387,45 @@ def released_versions(manifests: Iterable[Manifest], case_id: str) -> list[Relea
                     ReleasedVersion(manifest.version, "removed", removed.last_version, None)
                 )
     return events
+
+
+def section_changes(
+    digests: Digests, previous: Sequence[Manifest], snapshot: Snapshot
+) -> dict[str, tuple[str, ...]]:
+    """For each case whose content changed since its last release: the sections that changed.
+
+    Only these cases' old and new files are parsed again (one batch), not the whole dataset.
+    """
+    prior = latest_entries(previous)
+    changed = {
+        c: (prior[c], case)
+        for c, case in snapshot.cases.items()
+        if c in prior and prior[c].sha256 != case.sha256
+    }
+    digests.fetch(
+        sections=[
+            pair
+            for before, now in changed.values()
+            for pair in ((before.blob, before.path), (now.blob, now.path))
+        ]
+    )
+    return {
+        case_id: changed_sections(
+            digests.sections(before.blob, before.path),
+            digests.sections(now.blob, now.path),
+            dict(before.attachments) != dict(now.attachments),
+        )
+        for case_id, (before, now) in changed.items()
+    }
+
+
+Seed = Iterable[tuple[str, str, CaseDigest]]  # (blob id, path, digest) already computed
+
+
+@dataclass(frozen=True)
+class Preconditions:
+    """What every refusal that needs no history checked: HEAD, its branch, earlier releases."""
+
+    head: str
+    branch: str | None
+    previous: list[Manifest]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
@@ -305,3 +305,11 @@ def _case(case: _Obj) -> CaseEntry:
         specialty=case.text("specialty"),
         difficulty=case.text("difficulty"),
     )
+
+
+def latest_entries(previous: Sequence[Manifest]) -> dict[str, CaseEntry]:
+    """Each case's entry in the newest release that contained it (removed cases included)."""
+    latest: dict[str, CaseEntry] = {}
+    for manifest in previous:
+        latest.update((entry.case_id, entry) for entry in manifest.cases)
+    return latest

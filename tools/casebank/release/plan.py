@@ -22,7 +22,9 @@ from casebank.release.manifest import (
     Removed,
     dumps,
     format_version,
+    latest_entries,
     manifest_path,
+    parse_version,
     rfc3339,
     tag_name,
     version_key,
@@ -65,14 +67,6 @@ class Classification:
     unchanged: list[str] = field(default_factory=list)
 
 
-def latest_entries(previous: Sequence[Manifest]) -> dict[str, CaseEntry]:
-    """Each case's entry in the newest release that contained it (removed cases included)."""
-    latest: dict[str, CaseEntry] = {}
-    for manifest in previous:
-        latest.update((entry.case_id, entry) for entry in manifest.cases)
-    return latest
-
-
 def classify(previous: Sequence[Manifest], snapshot: Snapshot) -> Classification:
     """Sort the snapshot's cases against the last release: added, changed, removed, unchanged."""
     result = Classification()
@@ -90,17 +84,26 @@ def classify(previous: Sequence[Manifest], snapshot: Snapshot) -> Classification
     return result
 
 
-def suggest_version(previous: Sequence[Manifest], snapshot: Snapshot) -> str:
-    """Major when cases were removed, minor when added, patch otherwise."""
-    if not previous:
+def suggest_version(
+    previous: Sequence[Manifest], snapshot: Snapshot, taken: Sequence[str] = ()
+) -> str:
+    """Major when cases were removed, minor when added, patch otherwise, above every release
+    and every version tag (``taken``), so that `release` accepts what `--suggest` proposes."""
+    versions = [m.version for m in previous] + [v for v in taken if parse_version(v)]
+    if not versions:
         return FIRST_VERSION
-    major, minor, patch = version_key(previous[-1].version)
+    major, minor, patch = max(version_key(v) for v in versions)
     found = classify(previous, snapshot)
     if found.removed:
         return format_version((major + 1, 0, 0))
     if found.added:
         return format_version((major, minor + 1, 0))
     return format_version((major, minor, patch + 1))
+
+
+def is_major_step(version: str, previous: Sequence[Manifest]) -> bool:
+    """Whether ``version`` is a new major version after the last release."""
+    return not previous or version_key(version)[0] > version_key(previous[-1].version)[0]
 
 
 def plan_release(
@@ -111,6 +114,7 @@ def plan_release(
     *,
     schema_version: str,
     schema_sha256: str,
+    removal_reason: str = "",
 ) -> Release:
     """The release ``version`` of ``snapshot``, after the releases ``previous`` (oldest first).
 
@@ -149,7 +153,7 @@ def plan_release(
         ),
         removed=tuple(Removed(c, prior[c].version) for c in found.removed),
     )
-    return Release(manifest, tuple(found.unchanged), render_section(manifest))
+    return Release(manifest, tuple(found.unchanged), render_section(manifest, removal_reason))
 
 
 def _entry(case_id: str, snapshot: Snapshot, number: int, first: str) -> CaseEntry:

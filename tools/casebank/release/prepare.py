@@ -12,13 +12,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
-from casebank.format.canonical import CaseDigest, changed_sections
+from casebank.format.canonical import CaseDigest
 from casebank.format.layout import CATALOG_FILE
 from casebank.release import git
 from casebank.release.changelog import insert_section
-from casebank.release.history import Digests, Snapshot, scan_history, stored_manifests
+from casebank.release.history import (
+    Digests,
+    Snapshot,
+    scan_history,
+    section_changes,
+    stored_manifests,
+)
 from casebank.release.manifest import CHANGELOG_FILE, Manifest, loads, parse_version, version_key
-from casebank.release.plan import Release, latest_entries, plan_release
+from casebank.release.plan import Release, classify, is_major_step, plan_release
+from casebank.release.verify import Verification, verify_repository
 
 
 @dataclass(frozen=True)
@@ -98,36 +105,6 @@ def current_state(
     return snapshot, section_changes(history.digests, previous, snapshot)
 
 
-def section_changes(
-    digests: Digests, previous: Sequence[Manifest], snapshot: Snapshot
-) -> dict[str, tuple[str, ...]]:
-    """For each case whose content changed since its last release: the sections that changed.
-
-    Only these cases' old and new files are parsed again (one batch), not the whole dataset.
-    """
-    prior = latest_entries(previous)
-    changed = {
-        c: (prior[c], case)
-        for c, case in snapshot.cases.items()
-        if c in prior and prior[c].sha256 != case.sha256
-    }
-    digests.fetch(
-        sections=[
-            pair
-            for before, now in changed.values()
-            for pair in ((before.blob, before.path), (now.blob, now.path))
-        ]
-    )
-    return {
-        case_id: changed_sections(
-            digests.sections(before.blob, before.path),
-            digests.sections(now.blob, now.path),
-            dict(before.attachments) != dict(now.attachments),
-        )
-        for case_id, (before, now) in changed.items()
-    }
-
-
 Seed = Iterable[tuple[str, str, CaseDigest]]  # (blob id, path, digest) already computed
 
 
@@ -156,15 +133,45 @@ def check_preconditions(root: Path, version: str, *, push: bool = False) -> Prec
     return Preconditions(head, branch, previous)
 
 
-def prepare_release(root: Path, version: str, pre: Preconditions, *, seed: Seed = ()) -> Prepared:
-    """One history pass, then the plan. Reads only; raises on the first refusal.
+def verified_state(root: Path, digests: Digests | None = None) -> Verification:
+    """Verify every release and snapshot HEAD, in one history pass. Refuses (exit 1, naming the
+    release) when an earlier release does not recompute: nothing may be built on it."""
+    verification = verify_repository(root, digests=digests, snapshot_head=True)
+    if verification.findings:
+        found = verification.findings
+        broken = sorted({f.release for f in found}, key=_version_or_zero)
+        # A forked line explains the rest: say it first.
+        shown = sorted(found, key=lambda f: "forked" not in f.message)[:3]
+        more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+        raise CasebankError(
+            f"release {', '.join(broken)} does not verify, so no release can be built on it: "
+            + "; ".join(str(f) for f in shown)
+            + more,
+            "run `casebank verify` for every finding; restore the manifests and tags from "
+            "their published copies",
+        )
+    return verification
+
+
+def _version_or_zero(text: str) -> tuple[int, int, int]:
+    return parse_version(text) or (0, 0, 0)
+
+
+def prepare_release(
+    root: Path, version: str, pre: Preconditions, *, seed: Seed = (), removal_reason: str = ""
+) -> Prepared:
+    """Verify every earlier release and snapshot HEAD (one history pass), then plan. Reads only;
+    raises on the first refusal.
 
     ``seed`` holds digests of working-tree files the caller already parsed (validation does),
     so the history pass does not parse them again; a blob id names exactly those bytes."""
     digests = Digests(root)
     digests.seed_cases(seed)
-    snapshot, sections = current_state(root, pre.head, pre.previous, digests)
+    verification = verified_state(root, digests)
+    snapshot = verification.snapshots[pre.head]
     _check_releasable(snapshot)
+    _check_removals(version, pre.previous, snapshot, removal_reason)
+    sections = section_changes(digests, pre.previous, snapshot)
     from casebank.format.schema import SCHEMA_VERSION, schema_fingerprint
 
     release = plan_release(
@@ -174,11 +181,28 @@ def prepare_release(root: Path, version: str, pre: Preconditions, *, seed: Seed 
         sections,
         schema_version=SCHEMA_VERSION,
         schema_sha256=schema_fingerprint(),
+        removal_reason=removal_reason,
     )
     existing = root / CHANGELOG_FILE
     text = existing.read_text(encoding="utf-8") if existing.is_file() else None
     changelog = insert_section(text, release.changelog_section, version)
     return Prepared(release, pre.head, pre.branch, changelog)
+
+
+def _check_removals(
+    version: str, previous: Sequence[Manifest], snapshot: Snapshot, reason: str
+) -> None:
+    """Removing cases breaks whoever evaluates on them: a major release, or a stated reason."""
+    removed = classify(previous, snapshot).removed
+    if removed and not is_major_step(version, previous) and not reason.strip():
+        major = version_key(previous[-1].version)[0] + 1
+        shown = ", ".join(removed[:5]) + (" ..." if len(removed) > 5 else "")
+        raise CasebankError(
+            f"release {version} removes {len(removed)} case(s) ({shown}); removing cases is a "
+            "major change",
+            f"release {major}.0.0, or give the reason for a smaller step with "
+            '`--allow-removal "REASON"` (the changelog records it)',
+        )
 
 
 def _check_releasable(snapshot: Snapshot) -> None:

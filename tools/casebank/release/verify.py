@@ -19,6 +19,7 @@ release branch merged as a second parent) costs one more pass.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from casebank.release.history import (
     Snapshot,
     StoredManifest,
     scan_history,
+    section_changes,
     stored_manifests,
 )
 from casebank.release.manifest import (
@@ -45,7 +47,6 @@ from casebank.release.manifest import (
     version_key,
 )
 from casebank.release.plan import plan_release
-from casebank.release.prepare import section_changes
 
 
 @dataclass(frozen=True, order=True)
@@ -63,33 +64,85 @@ class Finding:
 class Verification:
     releases: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    manifests: list[Manifest] = field(default_factory=list)
+    # The one history pass, for a release to reuse: snapshots by commit, and blob digests.
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    digests: Digests | None = None
 
     def add(self, release: str, message: str, case: str = "") -> None:
         self.findings.append(Finding(release, case, message))
 
 
-def verify_repository(root: Path) -> Verification:
-    result = Verification()
+def verify_repository(
+    root: Path, *, digests: Digests | None = None, snapshot_head: bool = False
+) -> Verification:
+    """Check every release; with ``snapshot_head`` also snapshot HEAD in the same history pass
+    (what a release needs), reusing ``digests`` (what validation already parsed)."""
+    result = Verification(digests=digests or Digests(root))
     git.check_repository(root)
     head = git.resolve_commit(root, "HEAD")
     if head is None:  # an empty repository has no releases either
         return result
     stored = stored_manifests(root, head)
     manifests = _load(stored, result)
+    result.manifests = manifests
     tags = {t.name: t for t in git.list_tags(root) if t.name.startswith("v")}
     result.releases = sorted(
         {m.version for m in manifests} | {t[1:] for t in tags if parse_version(t[1:])},
         key=version_key,
     )
     if not stored and not tags:
+        if snapshot_head:
+            assert result.digests is not None
+            result.snapshots = scan_history(root, head, {head}, result.digests).snapshots
         return result
     _check_tags(root, head, manifests, tags, result)
     _check_chain(manifests, result)
+    _check_line(root, head, manifests, tags, result)
     _check_versions(manifests, result)
     raw = {item.version: item.raw for item in stored}
-    _check_recomputation(root, head, manifests, raw, result)
+    _check_recomputation(root, head, manifests, raw, result, snapshot_head)
     result.findings.sort()
     return result
+
+
+def _check_line(
+    root: Path,
+    head: str,
+    manifests: list[Manifest],
+    tags: dict[str, git.TagRef],
+    result: Verification,
+) -> None:
+    """Releases form one line: each is cut from a commit that contains the release before it.
+    Two releases on forked lines would each give versions the other does not know."""
+    tagged = [(m, tags[tag_name(m.version)]) for m in manifests if tag_name(m.version) in tags]
+    if len(tagged) < 2:
+        return
+    parents = git.parents(root, head)
+    for (earlier, earlier_tag), (later, _) in itertools.pairwise(tagged):
+        if not _reaches(parents, later.source_commit, earlier_tag.commit):
+            result.add(
+                later.version,
+                f"it is on a line forked from release {earlier.version}: its source commit "
+                f"{later.source_commit[:12]} does not contain {earlier_tag.name} "
+                f"({earlier_tag.commit[:12]}), so versions of the two lines can collide. "
+                f"Releases must form one line: if one of the two was never published, delete "
+                f"its tag and manifest; cut later releases on the line that holds both",
+            )
+
+
+def _reaches(parents: dict[str, tuple[str, ...]], start: str, wanted: str) -> bool:
+    """Whether ``wanted`` is ``start`` or one of its ancestors."""
+    seen, stack = {start}, [start]
+    while stack:
+        commit = stack.pop()
+        if commit == wanted:
+            return True
+        for parent in parents.get(commit, ()):
+            if parent not in seen:
+                seen.add(parent)
+                stack.append(parent)
+    return False
 
 
 def _load(stored: list[StoredManifest], result: Verification) -> list[Manifest]:
@@ -220,11 +273,20 @@ def _check_versions(manifests: list[Manifest], result: Verification) -> None:
 
 
 def _check_recomputation(
-    root: Path, head: str, manifests: list[Manifest], raw: dict[str, bytes], result: Verification
+    root: Path,
+    head: str,
+    manifests: list[Manifest],
+    raw: dict[str, bytes],
+    result: Verification,
+    snapshot_head: bool,
 ) -> None:
     sources = {m.source_commit for m in manifests}
-    digests = Digests(root)
-    snapshots = dict(scan_history(root, head, sources, digests).snapshots)
+    digests = result.digests
+    assert digests is not None
+    snapshots = dict(
+        scan_history(root, head, sources | ({head} if snapshot_head else set()), digests).snapshots
+    )
+    result.snapshots = snapshots
     for source in sorted(sources - snapshots.keys()):
         if git.resolve_commit(root, source) == source:
             snapshots.update(scan_history(root, source, {source}, digests).snapshots)

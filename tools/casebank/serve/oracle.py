@@ -75,10 +75,10 @@ class Oracle:
 
     def __post_init__(self) -> None:
         for key, entry in self.results.items():
+            if not isinstance(entry, dict):
+                continue  # not a result (validation reports it): nothing to serve
             test = self.catalog.resolve(key)
             self.listed.setdefault(test.name if test else f"?{fold(key)}", key)
-            if not isinstance(entry, dict):
-                continue
             components = entry.get("components")
             for member in components if isinstance(components, dict) else {}:
                 found = self.catalog.resolve(member, panel=test)
@@ -275,6 +275,9 @@ _EXAM_SYNONYMS = {
     "joints": "musculoskeletal",
     "eye": "eyes",
     "ophthalmic": "eyes",
+    "ear": "ears",
+    "otoscopy": "ears",
+    "ent": "ears nose throat",
 }
 
 
