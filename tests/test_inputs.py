@@ -281,7 +281,8 @@ def test_a_yaml11_boolean_in_a_field_of_fixed_values_names_those_values() -> Non
 def test_a_null_result_is_a_shape_problem_not_a_crash() -> None:
     # found by the property test: the results oracle tried to serve a null result
     text = edit(
-        '    ECG:\n      type: text_report\n      value: "ST elevation in II, III and aVF."\n      answers: [Cardiac monitoring]\n',
+        '    ECG:\n      type: text_report\n      value: "ST elevation in II, III and aVF."\n'
+        "      answers: [Cardiac monitoring]\n",
         "    ECG: null\n",
     )
     # a shape problem, and (the ECG being unserved) the must-order warning; no CB100

@@ -63,7 +63,10 @@ def test_a_series_and_a_value_together_conflict() -> None:
 
 
 def test_a_pending_result_needs_no_value_and_may_not_hold_one() -> None:
-    pending = "    Potassium:\n      type: lab_value\n      status: pending\n      note: Due in an hour.\n"
+    pending = (
+        "    Potassium:\n      type: lab_value\n      status: pending\n"
+        "      note: Due in an hour.\n"
+    )
     assert check_text(with_result(pending)) == []
     text = with_result(pending + "      value: 5.1\n")
     assert found(text) == [
