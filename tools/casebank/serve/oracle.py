@@ -70,7 +70,8 @@ class Oracle:
     case: Mapping[str, Any]
     catalog: Catalog
     listed: dict[str, str] = field(default_factory=dict, init=False)  # test name -> results key
-    members: dict[str, tuple[str, str]] = field(default_factory=dict, init=False)
+    # member test name -> (results key of its panel, the member's key, whether in a series)
+    members: dict[str, tuple[str, str, bool]] = field(default_factory=dict, init=False)
     declared: dict[str, str] = field(default_factory=dict, init=False)  # test -> results key
 
     def __post_init__(self) -> None:
@@ -83,7 +84,14 @@ class Oracle:
             for member in components if isinstance(components, dict) else {}:
                 found = self.catalog.resolve(member, panel=test)
                 if found is not None:
-                    self.members.setdefault(found.name, (key, member))
+                    self.members.setdefault(found.name, (key, member, False))
+            series = entry.get("series")
+            for point in series if isinstance(series, list) else []:
+                points = point.get("components") if isinstance(point, dict) else None
+                for member in points if isinstance(points, dict) else {}:
+                    found = self.catalog.resolve(member, panel=test)
+                    if found is not None:
+                        self.members.setdefault(found.name, (key, member, True))
             answers = entry.get("answers")
             for name in answers if isinstance(answers, list) else []:
                 answered = self.catalog.resolve(name) if isinstance(name, str) else None
@@ -157,8 +165,8 @@ class Oracle:
 
     def _derived(self, request: str, test: CatalogTest) -> Answer | None:
         if test.name in self.members:
-            key, member = self.members[test.name]
-            entry = self.results[key]["components"][member]
+            key, member, timed = self.members[test.name]
+            entry = self._member(key, member, timed)
             return self._from_entry(request, test, entry, DERIVED, key)
         source_key = self.declared.get(test.name)
         if source_key is None:
@@ -176,6 +184,17 @@ class Oracle:
             return self._assembled(request, test)
         return None
 
+    def _member(self, key: str, member: str, timed: bool) -> Mapping[str, Any]:
+        """A panel member's result; from a series of panels, the member's own series."""
+        if not timed:
+            return self.results[key]["components"][member]  # type: ignore[no-any-return]
+        points = [
+            {"at": point.get("at"), **point["components"][member]}
+            for point in self.results[key]["series"]
+            if isinstance(point, dict) and member in (point.get("components") or {})
+        ]
+        return {"series": points}
+
     def _assembled(self, request: str, panel: CatalogTest) -> Answer | None:
         """A panel put together from its members' listed results; members the case does not
         list are filled in by the policy, and each member says where it came from."""
@@ -186,9 +205,9 @@ class Oracle:
             if key is not None:
                 components[member.name] = {**self.results[key], "source": LISTED, "from": key}
                 origins.append(key)
-            elif member.name in self.members:
-                panel_key, name = self.members[member.name]
-                entry = self.results[panel_key]["components"][name]
+            elif member.name in self.members and self._same_specimen(panel, member.name):
+                panel_key, name, timed = self.members[member.name]
+                entry = self._member(panel_key, name, timed)
                 components[member.name] = {**entry, "source": DERIVED, "from": panel_key}
                 origins.append(panel_key)
             else:
@@ -203,6 +222,12 @@ class Oracle:
         result = {"type": "panel", "components": components}
         origin = ", ".join(dict.fromkeys(origins))
         return Answer(request, panel.name, DERIVED, origin, result)
+
+    def _same_specimen(self, panel: CatalogTest, member: str) -> bool:
+        """Whether a member listed in another panel may stand in this panel: the same specimen
+        (an arterial gas's pO2 is not a venous gas's)."""
+        other = self.catalog.resolve(self.members[member][0])
+        return _compatible(panel.specimen, other.specimen if other is not None else None)
 
     def _by_policy(self, request: str, test: CatalogTest) -> Answer:
         policy = self.policy
@@ -230,6 +255,14 @@ class Oracle:
         path, value = found
         part = " > ".join(path)
         return Answer(request, part, LISTED, "physical_exam", {"part": part, "findings": value})
+
+
+# Specimens that are one venous blood sample for the purpose of standing in for each other.
+_VENOUS = frozenset({"blood", "serum", "plasma", "whole blood", "venous blood"})
+
+
+def _compatible(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b or (a in _VENOUS and b in _VENOUS)
 
 
 def _same_side(entry: Any, side: str | None) -> bool:

@@ -1,0 +1,239 @@
+"""Serving a case: the role views and the results oracle, in-process and through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from casebank.cli import main
+from casebank.format.catalog import build_catalog
+from casebank.format.loader import load_document
+from casebank.serve.oracle import Oracle
+from casebank.serve.views import texts, view
+from casebank.workspace import case_files
+from conftest import TEST_CATALOG, VALID_CASE
+from gitrepo import GitRepo, case_text
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG = build_catalog(yaml.safe_load(TEST_CATALOG))
+EXAMINER_ONLY = ("ground_truth", "scoring", "management_gold", "investigations", "metadata")
+
+
+def oracle(text: str = VALID_CASE) -> Oracle:
+    return Oracle(yaml.safe_load(text), CATALOG)
+
+
+def answer(request: str, text: str = VALID_CASE) -> dict[str, Any]:
+    return oracle(text).answer(request).to_dict()
+
+
+# --- the sources ---------------------------------------------------------------------------
+
+
+def test_a_request_by_alias_is_served_the_listed_result() -> None:
+    found = answer("Troponin I")  # the case keys it `hs-troponin`; both are aliases
+    assert (found["source"], found["test"], found["from"]) == ("listed", "Troponin", None)
+    assert found["result"]["value"] == 2.4
+
+
+def test_a_panel_member_is_derived_from_its_panel() -> None:
+    found = answer("Hb")
+    assert (found["source"], found["test"], found["from"]) == (
+        "derived",
+        "Hemoglobin",
+        "Complete blood count",
+    )
+    assert found["result"] == {"value": 14.1, "unit": "g/dL", "reference_range": "13.0-17.0"}
+
+
+def test_a_listed_result_that_answers_another_test_serves_it() -> None:
+    found = answer("Telemetry")  # the ECG result declares `answers: [Cardiac monitoring]`
+    assert (found["source"], found["test"], found["from"]) == (
+        "derived",
+        "Cardiac monitoring",
+        "ECG",
+    )
+
+
+def test_the_catalog_can_say_one_test_answers_another() -> None:
+    text = VALID_CASE.replace(
+        "  results_generated_policy: normal_unless_listed\n",
+        '    Urinalysis:\n      type: text_report\n      value: "Blood 2+."\n'
+        "  results_generated_policy: normal_unless_listed\n",
+    )
+    found = answer("Urine dipstick", text)
+    assert (found["source"], found["from"]) == ("derived", "Urinalysis")
+
+
+def test_a_panel_is_assembled_from_listed_members() -> None:
+    text = VALID_CASE.replace(
+        "  results_generated_policy: normal_unless_listed\n",
+        '    Urine blood: {type: qualitative, value: "3+", flag: abnormal}\n'
+        "  results_generated_policy: normal_unless_listed\n",
+    )
+    found = answer("Urinalysis", text)
+    assert (found["source"], found["from"]) == ("derived", "Urine blood")
+    members = found["result"]["components"]
+    assert members["Urine blood"]["source"] == "listed"
+    assert members["Urine white blood cells"]["source"] == "policy"
+
+
+def test_an_unlisted_test_is_served_by_the_policy() -> None:
+    found = answer("Potassium")
+    assert found["source"] == "policy"
+    assert found["result"] == {
+        "type": "qualitative",
+        "value": "Within the reference range.",
+        "flag": "normal",
+    }
+
+
+def test_a_test_with_no_normal_result_is_unavailable_not_invented() -> None:
+    assert answer("Chest X-ray")["source"] == "unavailable"  # no default_result in the catalog
+
+
+def test_unavailable_unless_listed_means_unavailable() -> None:
+    text = VALID_CASE.replace("normal_unless_listed", "unavailable_unless_listed")
+    assert (answer("Potassium", text)["source"], answer("Potassium", text)["result"]) == (
+        "unavailable",
+        None,
+    )
+
+
+def test_a_result_the_case_marks_unavailable_is_unavailable() -> None:
+    text = VALID_CASE.replace(
+        "  results_generated_policy: normal_unless_listed\n",
+        "    Potassium:\n      type: lab_value\n      status: unavailable\n"
+        "      note: Haemolysed twice; no result.\n"
+        "  results_generated_policy: normal_unless_listed\n",
+    )
+    found = answer("K", text)
+    assert found["source"] == "unavailable" and found["result"]["note"].startswith("Haemolysed")
+
+
+def test_an_unknown_test_carries_only_a_safe_suggestion() -> None:
+    typo = answer("Troponine")
+    assert (typo["source"], typo["test"], typo["suggestion"]) == ("unknown_test", None, "Troponin")
+    different = answer("CD4 count")
+    assert (different["source"], different["suggestion"]) == ("unknown_test", None)
+
+
+def test_a_side_that_is_not_listed_is_not_served_the_listed_side() -> None:
+    text = VALID_CASE.replace(
+        "  results_generated_policy: normal_unless_listed\n",
+        "    Chest X-ray:\n      type: text_report\n      laterality: left\n"
+        '      value: "Effusion."\n'
+        "  results_generated_policy: normal_unless_listed\n",
+    )
+    assert answer("left Chest X-ray", text)["source"] == "listed"
+    assert answer("right Chest X-ray", text)["source"] == "unavailable"
+
+
+def test_a_member_of_a_series_of_panels_is_served_as_its_own_series() -> None:
+    text = VALID_CASE.replace(
+        "  results_generated_policy: normal_unless_listed\n",
+        "    Vital signs:\n      type: panel\n      series:\n"
+        "        - {at: arrival, components: {Heart rate: {value: 120, unit: /min, "
+        'reference_range: "60–100"}}}\n'
+        "        - {at: 1 hour, components: {Heart rate: {value: 96, unit: /min, "
+        'reference_range: "60–100"}}}\n'
+        "  results_generated_policy: normal_unless_listed\n",
+    )
+    found = answer("Pulse", text)
+    assert (found["source"], found["from"]) == ("derived", "Vital signs")
+    assert [p["value"] for p in found["result"]["series"]] == [120, 96]
+
+
+def test_examinations_are_served_part_by_part_and_never_invented() -> None:
+    served = oracle()
+    heart = served.examine("cardiovascular examination").to_dict()
+    assert (
+        heart["source"] == "listed" and heart["result"]["findings"] == "Regular rhythm, no murmur"
+    )
+    assert served.examine("neurological exam").to_dict()["source"] == "unavailable"
+
+
+# --- role views ----------------------------------------------------------------------------
+
+
+def test_the_patient_view_holds_the_patient_and_the_story_only() -> None:
+    shown = view(yaml.safe_load(VALID_CASE), "patient")
+    assert set(shown) == {"patient", "presentation"}
+    assert set(shown["presentation"]) == {"chief_complaint", "history_of_present_illness"}
+
+
+def test_a_field_the_schema_does_not_know_is_in_no_view() -> None:
+    data = yaml.safe_load(VALID_CASE)
+    data["patient"]["secret_diagnosis"] = "zz-not-in-the-schema"
+    for role in ("patient", "on_request", "examiner"):
+        assert "zz-not-in-the-schema" not in json.dumps(view(data, role))
+
+
+@pytest.mark.parametrize("relative", case_files(ROOT))
+def test_every_shipped_case_s_patient_view_is_free_of_examiner_fields(relative: str) -> None:
+    loaded = load_document(relative, (ROOT / relative).read_bytes())
+    assert loaded.document is not None
+    data = loaded.document.data
+    shown = view(data, "patient")
+    assert not set(shown) & set(EXAMINER_ONLY), relative
+    assert "key_history_points" not in shown.get("presentation", {})
+    final = data["ground_truth"]["final_diagnosis"]
+    # the exact final diagnosis never appears in what the patient may say
+    acknowledged = {a.get("rule") for a in data.get("acknowledged_warnings", [])}
+    if "CB408" not in acknowledged and "diagnosis-leak" not in acknowledged:
+        assert all(final.casefold() not in t.casefold() for _, t in texts(data, "patient"))
+
+
+# --- the commands --------------------------------------------------------------------------
+
+
+def test_results_json_is_the_documented_object(
+    make_repo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo()
+    code = main(
+        ["results", "valid_case", "Hb", "Troponine", "--root", str(root), "--format", "json"]
+    )
+    assert code == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert set(payload) == {"case_id", "version", "policy", "answers"}
+    assert (payload["case_id"], payload["version"], payload["policy"]) == (
+        "valid_case",
+        None,
+        "normal_unless_listed",
+    )
+    first, second = payload["answers"]
+    assert set(first) == {"request", "test", "source", "from", "result"}
+    assert (second["source"], second["suggestion"]) == ("unknown_test", "Troponin")
+
+
+def test_view_prints_yaml_or_json(make_repo: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    root = make_repo()
+    assert main(["view", "valid_case", "--role", "patient", "--root", str(root)]) == 0
+    assert "final_diagnosis" not in capsys.readouterr().out
+    assert (
+        main(["view", "valid_case", "--role", "examiner", "--format", "json", "--root", str(root)])
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["ground_truth"]["final_diagnosis"]
+
+
+@pytest.mark.usefixtures("isolated_git")
+def test_a_released_version_is_served_from_git_after_the_tree_changed(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(repo.root)
+    assert main(["release", "--root", root, "1.0.0"]) == 0
+    capsys.readouterr()
+    repo.write("cases/alpha.yaml", case_text("alpha").replace("value: 2.4", "value: 9.9"))
+    for release, expected, version in (("1.0.0", 2.4, 1), (None, 9.9, None)):
+        argv = ["results", "alpha", "Troponin", "--root", root, "--format", "json"]
+        assert main([*argv, *(["--release", release] if release else [])]) == 0
+        payload = json.loads(capsys.readouterr().out)
+        assert payload["version"] == version
+        assert payload["answers"][0]["result"]["value"] == expected
+    assert main(["view", "alpha", "--role", "patient", "--release", "9.9.9", "--root", root]) == 1
