@@ -6,11 +6,13 @@ valid, or got a misleading message, and asserts the exact rule, place and wordin
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 import casebank.format.loader as loader
 from casebank.check.engine import all_rules, stamp_issue
@@ -287,3 +289,31 @@ def test_a_null_result_is_a_shape_problem_not_a_crash() -> None:
     )
     # a shape problem, and (the ECG being unserved) the must-order warning; no CB100
     assert {p.rule for p in check_text(text)} <= {"CB203", "CB205", "CB405"}
+
+
+def _containers(node: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    found = [path] if path and isinstance(node, (dict, list)) else []
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        found += _containers(child, (*path, key))
+    return found
+
+
+_VALID = yaml.safe_load(VALID_CASE)
+
+
+@pytest.mark.parametrize(
+    "path", _containers(_VALID), ids=lambda p: ".".join(map(str, p)) or "top"
+)
+@pytest.mark.parametrize("replacement", [None, "text", 7])
+def test_any_section_of_the_wrong_shape_is_a_problem_not_a_crash(
+    path: tuple[object, ...], replacement: object
+) -> None:
+    # found by the property test: `investigations: null` crashed the results rules
+    data = copy.deepcopy(_VALID)
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    parent[path[-1]] = replacement
+    problems = check_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False))
+    assert "CB100" not in {p.rule for p in problems}  # a shape problem (or valid), never a crash

@@ -66,7 +66,8 @@ def _members(
 
 def result_entries(data: Mapping[str, Any]) -> list[ResultEntry]:
     """Every result, panel member and series point, in document order."""
-    results = data.get("investigations", {}).get("results") if isinstance(data, dict) else None
+    investigations = data.get("investigations") if isinstance(data, dict) else None
+    results = investigations.get("results") if isinstance(investigations, dict) else None
     if not isinstance(results, dict):
         return []
     found: list[ResultEntry] = []
