@@ -164,6 +164,21 @@ def test_a_result_the_catalog_answers_from_warns_when_the_answering_test_is_unli
     assert "`Urinalysis`" in p.message
 
 
+def test_a_panel_given_as_one_report_warns_for_its_unlisted_members() -> None:
+    text = with_result('    Urinalysis:\n      type: text_report\n      value: "Blood 3+."\n')
+    [p] = check_text(text)
+    assert (p.rule, p.path) == ("CB420", "investigations.results.Urinalysis")
+    assert "`Urine white blood cells`, `Urine blood`" in p.message
+
+
+def test_a_test_not_done_contradicts_nothing() -> None:
+    text = edit(
+        '      value: "ST elevation in II, III and aVF."\n      answers: [Cardiac monitoring]\n',
+        "      status: not_done\n      note: Declined.\n",
+    )
+    assert check_text(text) == []
+
+
 def test_a_result_marked_normal_contradicts_nothing() -> None:
     text = edit("      answers: [Cardiac monitoring]\n", "      flag: normal\n")
     assert check_text(text) == []

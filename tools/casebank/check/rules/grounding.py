@@ -14,10 +14,15 @@ _NORMAL_POLICIES = ("normal_unless_listed", "generate_consistent")
 _SHOWN = 6
 
 
-def _bearing(ctx: CaseContext, test: CatalogTest) -> list[CatalogTest]:
-    """Tests whose result bears on ``test``'s: its family, and tests whose result answers it."""
+def _bearing(ctx: CaseContext, test: CatalogTest, entry: dict[str, object]) -> list[CatalogTest]:
+    """Tests whose result bears on ``test``'s: its family, tests whose result answers it, and,
+    for a panel given as one report (no members), its members: asked for one by one, they
+    would come back from the policy whatever the report says."""
     assert ctx.catalog is not None
-    found = {t.name: t for t in (*ctx.catalog.family_of(test), *ctx.catalog.answered_by(test))}
+    related = [*ctx.catalog.family_of(test), *ctx.catalog.answered_by(test)]
+    if test.is_panel and not entry.get("components") and not entry.get("series"):
+        related += ctx.catalog.components_of(test)
+    found = {t.name: t for t in related}
     found.pop(test.name, None)
     return list(found.values())
 
@@ -32,10 +37,12 @@ def _bearing(ctx: CaseContext, test: CatalogTest) -> list[CatalogTest]:
 def check_served_contradiction(ctx: CaseContext) -> Iterator[Finding]:
     """Under `normal_unless_listed`, a test the case does not list is served the catalog's
     normal result. When a listed result is abnormal (or a report that does not say it is
-    normal), a related test (one of its family, such as telemetry beside an ECG, or a test whose
-    result would answer it, such as a urinalysis beside a urine dipstick) would then come back
-    normal and contradict it. List that test's result, or declare that the listed result answers
-    it (`answers: [...]` on the result).
+    normal), a related test (one of its family, such as telemetry beside an ECG; a test whose
+    result would answer it, such as a urinalysis beside a urine dipstick; a member of a panel
+    given as one text report, such as urine ketones beside a urinalysis report) would then come
+    back normal and contradict it. List that test's result (a panel with its members), or
+    declare that the listed result answers it (`answers: [...]` on the result). A result that
+    is not final (`not_done`, `pending`, `unavailable`) states nothing, so it contradicts nothing.
 
     Bad:
 
@@ -60,9 +67,11 @@ def check_served_contradiction(ctx: CaseContext) -> Iterator[Finding]:
         test = ctx.resolve(key)
         if test is None or not isinstance(entry, dict) or judgement(entry) == "normal":
             continue
+        if entry.get("status", "final") != "final":
+            continue  # a test not done, pending or unavailable states no result to contradict
         normal = [
             other.name
-            for other in _bearing(ctx, test)
+            for other in _bearing(ctx, test, entry)
             if served.answer(other.name).source == "policy"
         ]
         if normal:
