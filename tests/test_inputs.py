@@ -293,7 +293,13 @@ def test_a_null_result_is_a_shape_problem_not_a_crash() -> None:
 
 def _containers(node: object, path: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
     found = [path] if path and isinstance(node, (dict, list)) else []
-    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    children = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
     for key, child in children:
         found += _containers(child, (*path, key))
     return found
@@ -302,9 +308,7 @@ def _containers(node: object, path: tuple[object, ...] = ()) -> list[tuple[objec
 _VALID = yaml.safe_load(VALID_CASE)
 
 
-@pytest.mark.parametrize(
-    "path", _containers(_VALID), ids=lambda p: ".".join(map(str, p)) or "top"
-)
+@pytest.mark.parametrize("path", _containers(_VALID), ids=lambda p: ".".join(map(str, p)) or "top")
 @pytest.mark.parametrize("replacement", [None, "text", 7])
 def test_any_section_of_the_wrong_shape_is_a_problem_not_a_crash(
     path: tuple[object, ...], replacement: object

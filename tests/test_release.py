@@ -56,7 +56,8 @@ def test_first_release(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0, out
     assert "released 1.0.0" in out
     data = manifest(repo, "1.0.0")
-    assert data["manifest_format"] == 1
+    assert data["manifest_format"] == 2
+    assert (data["licence"], data["withdrawn"]) == ("CC-BY-4.0", [])
     assert (data["dataset"], data["version"], data["previous_version"]) == (
         "casebank",
         "1.0.0",
@@ -66,7 +67,14 @@ def test_first_release(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> Non
     assert data["created"] == "2023-11-14T23:13:20Z"  # the source commit's time, not the clock
     assert data["schema"] == {"version": SCHEMA_VERSION, "sha256": schema_fingerprint()}
     assert data["catalog"]["blob"] == repo.git("rev-parse", f"{source}:catalog.yaml").strip()
-    assert data["counts"] == {"cases": 3, "added": 3, "changed": 0, "removed": 0, "unchanged": 0}
+    assert data["counts"] == {
+        "cases": 3,
+        "added": 3,
+        "changed": 0,
+        "removed": 0,
+        "unchanged": 0,
+        "withdrawn": 0,
+    }
     assert [a["case_id"] for a in data["added"]] == ["alpha", "beta", "gamma"]
     alpha = cases_of(data)["alpha"]
     assert alpha == {
@@ -82,6 +90,8 @@ def test_first_release(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> Non
         "title": "Case alpha",
         "specialty": "emergency_medicine",
         "difficulty": "medium",
+        "reviewers": [],
+        "provenance": {"source": "original", "licence": "CC-BY-4.0"},
     }
     # One commit, child of the source, holding only the manifest and the changelog; tagged.
     assert repo.git("rev-parse", "HEAD^").strip() == source
@@ -121,7 +131,14 @@ def test_second_release_versions_changes_and_changelog(
         }
     ]
     assert data["removed"] == [{"case_id": "gamma", "last_version": 1}]
-    assert data["counts"] == {"cases": 3, "added": 1, "changed": 1, "removed": 1, "unchanged": 1}
+    assert data["counts"] == {
+        "cases": 3,
+        "added": 1,
+        "changed": 1,
+        "removed": 1,
+        "unchanged": 1,
+        "withdrawn": 0,
+    }
     cases = cases_of(data)
     assert {c: cases[c]["version"] for c in cases} == {"alpha": 2, "beta": 1, "delta": 1}
     assert cases["delta"]["first_release"] == "2.0.0"

@@ -43,6 +43,8 @@ COMMANDS = (
     "coverage",
     "view",
     "results",
+    "withdraw",
+    "review-status",
 )
 
 
@@ -52,7 +54,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _load(name: str) -> ModuleType:
-    return importlib.import_module(f"casebank.commands.{name}")
+    """The module of command ``name``: ``review-status`` lives in ``review_status.py``."""
+    return importlib.import_module(f"casebank.commands.{name.replace('-', '_')}")
 
 
 def _shared_options(command: ModuleType) -> _Parser:

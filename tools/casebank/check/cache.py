@@ -101,6 +101,11 @@ class Cache:
         folder = self.root / CACHE_DIR
         try:
             folder.mkdir(exist_ok=True)
+            ignore = folder / ".gitignore"
+            if not ignore.exists():  # git ignores the cache in any repository, as for pytest's
+                write_atomically(
+                    ignore, b"# Written by casebank: the cache is never committed.\n*\n"
+                )
             payload = {
                 "format": FORMAT,
                 "key": self.key,

@@ -62,9 +62,7 @@ def validated_digests(root: Path, *, dry_run: bool) -> Seed:
     from casebank.check.validate import Options, validate_repository
     from casebank.format.canonical import file_digest
 
-    result = validate_repository(
-        root, None, Options(write_cache=not dry_run, annotate=file_digest)
-    )
+    result = validate_repository(root, None, Options(write_cache=not dry_run, annotate=file_digest))
     if result.errors:
         first = result.sorted()[0]
         raise CasebankError(

@@ -44,6 +44,13 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         sys.stdout.buffer.write(content)
         sys.stdout.buffer.flush()
+    withdrawn = manifests[-1].withdrawal(entry.case_id, entry.version)
+    if withdrawn is not None:
+        print(
+            f"casebank: {entry.case_id}@{entry.version} was withdrawn in release "
+            f"{withdrawn.release}: {withdrawn.reason}",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -112,6 +112,9 @@ class CaseDigest:
     title: str = ""
     specialty: str = ""
     difficulty: str = ""
+    source: str = ""  # provenance, as the case states it ("" where it does not)
+    licence: str = ""
+    derived_from: str = ""
 
 
 def _load_case(file: str, raw: bytes) -> dict[str, Any] | None:
@@ -136,9 +139,14 @@ def digest_data(raw: bytes, data: dict[str, Any] | None) -> CaseDigest:
         return CaseDigest(sha256_hex(raw), valid=False)
     metadata = data.get("metadata")
     meta = metadata if isinstance(metadata, dict) else {}
+    provenance = data.get("provenance")
+    origin = provenance if isinstance(provenance, dict) else {}
     return CaseDigest(
         sha256=whole,
         valid=True,
+        source=_text(origin.get("source")),
+        licence=_text(origin.get("licence")),
+        derived_from=_text(origin.get("derived_from")),
         title=_text(meta.get("title")),
         specialty=_text(meta.get("specialty")),
         difficulty=_text(meta.get("difficulty")),

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 
 CATALOG_FILE = "catalog.yaml"
 POLICY_FILE = "casebank.toml"
+WITHDRAWALS_FILE = "withdrawals.yaml"
 CASES_DIR = "cases"
 ATTACHMENTS_DIR = "attachments"
 CASE_SUFFIXES = (".yaml", ".yml", ".json")

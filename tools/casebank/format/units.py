@@ -420,10 +420,23 @@ def render_table(table: dict[str, Any]) -> str:
 
 
 def catalog_units(catalog_text: str) -> list[str]:
-    """Every unit spelling a catalog or case file names (unit: and units:)."""
-    found = re.findall(r"\bunit:\s*\"?([^\",}\n#]+?)\"?\s*(?=[,}\n]|$)", catalog_text)
-    for listed in re.findall(r"^\s*units:\s*\[([^\]]*)\]", catalog_text, re.MULTILINE):
-        found += [u.strip().strip("\"'") for u in listed.split(",") if u.strip()]
+    """Every unit spelling a catalog or case file names (the values of `unit:` and `units:`)."""
+    import yaml
+
+    found: list[str] = []
+    stack: list[object] = [yaml.load(catalog_text, Loader=yaml.CSafeLoader)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key == "unit" and isinstance(value, str):
+                    found.append(value)
+                elif key == "units" and isinstance(value, list):
+                    found += [u for u in value if isinstance(u, str)]
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
     return found
 
 

@@ -62,7 +62,17 @@ def render_section(manifest: Manifest, removal_reason: str = "") -> str:
             ),
             "",
         ]
-    if not (manifest.added or manifest.changed or manifest.removed):
+    new = [w for w in manifest.withdrawn if w.release == manifest.version]
+    if new:
+        lines += [
+            "### Withdrawn",
+            "",
+            "Released versions found wrong; evaluations should leave them out.",
+            "",
+            *(f"- `{w.case_id}` v{w.version}: {w.reason}" for w in new),
+            "",
+        ]
+    if not (manifest.added or manifest.changed or manifest.removed or new):
         lines += ["No case changed.", ""]
     return "\n".join(lines)
 

@@ -31,6 +31,7 @@ _CHUNK = 1 << 16
 _LOG_FORMAT = (
     "%x1e%H%x00%P%x00%an%x00%ae%x00%ct%x00"
     "%(trailers:key=Co-authored-by,valueonly=true,separator=%x1f)%x00"
+    "%(trailers:key=Reviewed-by,valueonly=true,separator=%x1f)%x00"
 )
 _CONFIG = ["-c", "log.showRoot=true", "-c", "log.showSignature=false", "-c", "core.quotePath=false"]
 
@@ -56,6 +57,7 @@ class CommitRecord:
     committed: int  # committer time, seconds since the epoch
     co_authors: tuple[str, ...]  # raw ``Co-authored-by`` trailer values
     changes: tuple[RawChange, ...]
+    reviewers: tuple[str, ...] = ()  # raw ``Reviewed-by`` trailer values
 
 
 @dataclass(frozen=True)
@@ -275,7 +277,7 @@ def _parse_log(tokens: Iterator[bytes], keep: Callable[[str], bool]) -> Iterator
         if token.startswith(b"\x1e"):
             if header is not None:
                 yield _record(header, changes)
-            header = [token[1:], *(next(tokens) for _ in range(5))]
+            header = [token[1:], *(next(tokens) for _ in range(6))]
             next(tokens)  # the empty token git writes after the formatted header
             changes = []
         elif token.lstrip(b"\n").startswith(b":"):
@@ -297,16 +299,23 @@ def _parse_log(tokens: Iterator[bytes], keep: Callable[[str], bool]) -> Iterator
 
 
 def _record(header: list[bytes], changes: list[RawChange]) -> CommitRecord:
-    sha, parents, name, email, committed, trailers = (h.decode("utf-8", "replace") for h in header)
+    sha, parents, name, email, committed, trailers, reviews = (
+        h.decode("utf-8", "replace") for h in header
+    )
     return CommitRecord(
         sha=sha,
         parents=tuple(parents.split()),
         author_name=name,
         author_email=email,
         committed=int(committed),
-        co_authors=tuple(t.strip() for t in trailers.split("\x1f") if t.strip()),
+        co_authors=_trailers(trailers),
         changes=tuple(changes),
+        reviewers=_trailers(reviews),
     )
+
+
+def _trailers(text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split("\x1f") if t.strip())
 
 
 def read_blobs(root: Path, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:

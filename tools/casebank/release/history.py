@@ -39,18 +39,31 @@ from casebank.format.canonical import (
 from casebank.format.layout import (
     CASES_DIR,
     CATALOG_FILE,
+    POLICY_FILE,
+    WITHDRAWALS_FILE,
     attachment_of,
     case_id_from_path,
     is_case_path,
     is_json,
 )
+from casebank.format.policy import Policy, load_policy
 from casebank.parallel import map_chunks
-from casebank.release import git
+from casebank.release import git, withdrawals
 from casebank.release.manifest import RELEASES_DIR, Author, CaseEntry, Manifest, latest_entries
 
 _REGULAR = ("100644", "100755")
 _CASES_PREFIX = f"{CASES_DIR}/"
 _NAME_EMAIL = re.compile(r"^\s*(.*?)\s*<([^<>]*)>\s*$")
+
+
+@dataclass(frozen=True)
+class ContentChange:
+    """A commit after which a case's content hash differs from before it."""
+
+    commit: str
+    sha256: str  # the case's content hash after the commit
+    authors: tuple[Author, ...]
+    reviewers: tuple[Author, ...]  # from the commit's Reviewed-by trailers
 
 
 @dataclass(frozen=True)
@@ -66,6 +79,7 @@ class CaseSnapshot:
     last_changed_commit: str
     last_changed_time: int
     authors: tuple[Author, ...]
+    changes: tuple[ContentChange, ...] = ()  # every content change on the line, oldest first
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,8 @@ class Snapshot:
     cases: Mapping[str, CaseSnapshot]
     catalog_blob: str | None
     catalog_sha256: str | None
+    # The repository-level files a release reads (withdrawals.yaml, casebank.toml): path -> blob.
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 # Below this many blobs, starting worker processes costs more than it saves.
@@ -174,8 +190,11 @@ def _digest_blobs(requests: list[_Request]) -> list[tuple[str, list[tuple[str, s
     return done
 
 
+TOP_FILES = (WITHDRAWALS_FILE, POLICY_FILE)
+
+
 def _relevant(path: str) -> bool:
-    if path == CATALOG_FILE:
+    if path == CATALOG_FILE or path in TOP_FILES:
         return True
     return path.startswith(_CASES_PREFIX) and (
         is_case_path(path) or attachment_of(path) is not None
@@ -235,6 +254,8 @@ def _fetch_all(digests: Digests, records: list[git.CommitRecord]) -> None:
                 continue
             if change.path == CATALOG_FILE:
                 data_files[(change.new_oid, change.path)] = None
+            elif change.path in TOP_FILES:
+                continue  # read by whoever needs them, from the snapshot's blob ids
             elif is_case_path(change.path):
                 cases[(change.new_oid, change.path)] = None
             else:
@@ -250,9 +271,11 @@ class _Replay:
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> {path: blob}
     attachments: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> {rel: blob}
     catalog: str | None = None
+    top: dict[str, str] = field(default_factory=dict)  # TOP_FILES path -> blob
     hashes: dict[str, str] = field(default_factory=dict)
     last_change: dict[str, tuple[str, int]] = field(default_factory=dict)
     authors: dict[str, dict[str, Author]] = field(default_factory=dict)
+    changes: dict[str, list[ContentChange]] = field(default_factory=dict)
 
     def apply(self, record: git.CommitRecord) -> None:
         touched: set[str] = set()
@@ -273,10 +296,20 @@ class _Replay:
             known = self.authors.setdefault(case_id, {})
             for author in credited:
                 known.setdefault(_author_key(author), author)
+            reviewers = tuple(parse_co_author(value) for value in record.reviewers)
+            self.changes.setdefault(case_id, []).append(
+                ContentChange(record.sha, new, tuple(credited), reviewers)
+            )
 
     def _set(self, path: str, blob: str | None) -> list[str]:
         if path == CATALOG_FILE:
             self.catalog = blob
+            return []
+        if path in TOP_FILES:
+            if blob is None:
+                self.top.pop(path, None)
+            else:
+                self.top[path] = blob
             return []
         attached = attachment_of(path)
         if attached is not None:
@@ -326,9 +359,12 @@ class _Replay:
                 last_changed_commit=commit,
                 last_changed_time=time,
                 authors=tuple(self.authors[case_id].values()),
+                changes=tuple(self.changes.get(case_id, ())),
             )
         catalog_sha = None if self.catalog is None else self.digests.data_file(self.catalog)
-        return Snapshot(record.sha, record.committed, cases, self.catalog, catalog_sha)
+        return Snapshot(
+            record.sha, record.committed, cases, self.catalog, catalog_sha, dict(self.top)
+        )
 
 
 @dataclass(frozen=True)
@@ -419,13 +455,20 @@ def section_changes(
     }
 
 
-Seed = Iterable[tuple[str, str, CaseDigest]]  # (blob id, path, digest) already computed
-
-
 @dataclass(frozen=True)
-class Preconditions:
-    """What every refusal that needs no history checked: HEAD, its branch, earlier releases."""
+class ReleaseInputs:
+    """The repository files a release reads besides cases and the catalog, as of its commit."""
 
-    head: str
-    branch: str | None
-    previous: list[Manifest]
+    policy: Policy
+    withdrawals: list[withdrawals.Request]
+
+
+def release_inputs(root: Path, snapshot: Snapshot) -> ReleaseInputs:
+    """casebank.toml and withdrawals.yaml at ``snapshot`` (one batch read), parsed; a malformed
+    file raises CasebankError naming it."""
+    wanted = {path: blob for path, blob in snapshot.files.items()}
+    contents = dict(git.read_blobs(root, list(wanted.values())))
+    raw = {path: contents[blob] for path, blob in wanted.items()}
+    return ReleaseInputs(
+        load_policy(raw.get(POLICY_FILE)), withdrawals.parse(raw.get(WITHDRAWALS_FILE))
+    )

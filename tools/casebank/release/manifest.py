@@ -18,7 +18,9 @@ from typing import Any
 
 from casebank.errors import CasebankError
 
-MANIFEST_FORMAT = 1
+# Format 2 added reviewers and provenance per case, withdrawals, and the dataset's licence.
+# Releases written in format 1 stay format 1: verify recomputes each in its own format.
+MANIFEST_FORMAT = 2
 # The dataset's name in every manifest. A constant: a folder or remote name is not stable.
 DATASET_NAME = "casebank"
 RELEASES_DIR = "releases"
@@ -87,6 +89,20 @@ class CaseEntry:
     title: str
     specialty: str
     difficulty: str
+    # Format 2: who reviewed this version (Reviewed-by trailers on the commits that made it),
+    # and where the case comes from (source, licence, derived_from; "" where not stated).
+    reviewers: tuple[Author, ...] = ()
+    provenance: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Withdrawn:
+    """A released case version withdrawn as wrong, from the release that first carried it."""
+
+    case_id: str
+    version: int
+    reason: str
+    release: str
 
 
 @dataclass(frozen=True)
@@ -126,6 +142,8 @@ class Manifest:
     removed: tuple[Removed, ...] = ()
     dataset: str = DATASET_NAME
     format: int = MANIFEST_FORMAT
+    withdrawn: tuple[Withdrawn, ...] = ()  # format 2
+    licence: str = ""  # format 2: the dataset's licence (SPDX), from casebank.toml
     _index: dict[str, CaseEntry] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -137,16 +155,37 @@ class Manifest:
 
     @cached_property
     def counts(self) -> dict[str, int]:
-        return {
+        counts = {
             "cases": len(self.cases),
             "added": len(self.added),
             "changed": len(self.changed),
             "removed": len(self.removed),
             "unchanged": len(self.cases) - len(self.added) - len(self.changed),
         }
+        if self.format >= 2:
+            counts["withdrawn"] = len(self.withdrawn)
+        return counts
+
+    def withdrawal(self, case_id: str, version: int) -> Withdrawn | None:
+        """The withdrawal of ``case_id@version`` this manifest carries, if any."""
+        for item in self.withdrawn:
+            if (item.case_id, item.version) == (case_id, version):
+                return item
+        return None
 
 
 def to_data(manifest: Manifest) -> dict[str, Any]:
+    data = _base_data(manifest)
+    if manifest.format >= 2:
+        data["licence"] = manifest.licence
+        data["withdrawn"] = [
+            {"case_id": w.case_id, "version": w.version, "reason": w.reason, "release": w.release}
+            for w in sorted(manifest.withdrawn, key=lambda w: (w.case_id, w.version))
+        ]
+    return data
+
+
+def _base_data(manifest: Manifest) -> dict[str, Any]:
     return {
         "manifest_format": manifest.format,
         "dataset": manifest.dataset,
@@ -161,7 +200,9 @@ def to_data(manifest: Manifest) -> dict[str, Any]:
             "sha256": manifest.catalog_sha256,
         },
         "counts": manifest.counts,
-        "cases": [_case_data(c) for c in sorted(manifest.cases, key=lambda c: c.case_id)],
+        "cases": [
+            _case_data(c, manifest.format) for c in sorted(manifest.cases, key=lambda c: c.case_id)
+        ],
         "added": [
             {"case_id": a.case_id, "version": a.version}
             for a in sorted(manifest.added, key=lambda a: a.case_id)
@@ -182,8 +223,8 @@ def to_data(manifest: Manifest) -> dict[str, Any]:
     }
 
 
-def _case_data(entry: CaseEntry) -> dict[str, Any]:
-    return {
+def _case_data(entry: CaseEntry, format: int) -> dict[str, Any]:
+    data = {
         "case_id": entry.case_id,
         "version": entry.version,
         "sha256": entry.sha256,
@@ -197,6 +238,10 @@ def _case_data(entry: CaseEntry) -> dict[str, Any]:
         "specialty": entry.specialty,
         "difficulty": entry.difficulty,
     }
+    if format >= 2:
+        data["reviewers"] = [{"name": a.name, "email": a.email} for a in entry.reviewers]
+        data["provenance"] = dict(entry.provenance)
+    return data
 
 
 def dumps(manifest: Manifest) -> bytes:
@@ -258,8 +303,22 @@ class _Obj:
 
 def _manifest(top: _Obj) -> Manifest:
     schema, catalog = top.obj("schema"), top.obj("catalog")
+    format = top.number("manifest_format")
+    if not 1 <= format <= MANIFEST_FORMAT:
+        raise _Malformed(
+            f"manifest format {format} is not one this casebank reads (1 to {MANIFEST_FORMAT}); "
+            "upgrade casebank"
+        )
+    later = format >= 2
     return Manifest(
-        format=top.number("manifest_format"),
+        format=format,
+        licence=top.text("licence") if later else "",
+        withdrawn=tuple(
+            Withdrawn(w.text("case_id"), w.number("version"), w.text("reason"), w.text("release"))
+            for w in top.objects("withdrawn")
+        )
+        if later
+        else (),
         dataset=top.text("dataset"),
         version=top.text("version"),
         previous_version=top.optional_text("previous_version"),
@@ -270,7 +329,7 @@ def _manifest(top: _Obj) -> Manifest:
         catalog_path=catalog.text("path"),
         catalog_blob=catalog.text("blob"),
         catalog_sha256=catalog.text("sha256"),
-        cases=tuple(_case(c) for c in top.objects("cases")),
+        cases=tuple(_case(c, later) for c in top.objects("cases")),
         added=tuple(Added(a.text("case_id"), a.number("version")) for a in top.objects("added")),
         changed=tuple(
             Changed(
@@ -287,10 +346,13 @@ def _manifest(top: _Obj) -> Manifest:
     )
 
 
-def _case(case: _Obj) -> CaseEntry:
+def _case(case: _Obj, later: bool) -> CaseEntry:
     changed = case.obj("last_changed")
     attachments = case.obj("attachments")
+    provenance = case.obj("provenance") if later else None
     return CaseEntry(
+        reviewers=_authors(case, "reviewers") if later else (),
+        provenance={k: provenance.text(k) for k in provenance.data} if provenance else {},
         case_id=case.text("case_id"),
         version=case.number("version"),
         sha256=case.text("sha256"),
@@ -300,11 +362,15 @@ def _case(case: _Obj) -> CaseEntry:
         first_release=case.text("first_release"),
         last_changed_commit=changed.text("commit"),
         last_changed_date=changed.text("date"),
-        authors=tuple(Author(a.text("name"), a.text("email")) for a in case.objects("authors")),
+        authors=_authors(case, "authors"),
         title=case.text("title"),
         specialty=case.text("specialty"),
         difficulty=case.text("difficulty"),
     )
+
+
+def _authors(case: _Obj, key: str) -> tuple[Author, ...]:
+    return tuple(Author(a.text("name"), a.text("email")) for a in case.objects(key))
 
 
 def latest_entries(previous: Sequence[Manifest]) -> dict[str, CaseEntry]:

@@ -7,15 +7,19 @@ Release: that is what makes ``--dry-run`` honest and ``verify`` possible.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from casebank.format.layout import CATALOG_FILE
+from casebank.format.policy import DEFAULT_LICENCE
+from casebank.release import withdrawals
 from casebank.release.changelog import render_section
-from casebank.release.history import Snapshot
+from casebank.release.history import CaseSnapshot, ContentChange, Snapshot
 from casebank.release.manifest import (
+    MANIFEST_FORMAT,
     Added,
+    Author,
     CaseEntry,
     Changed,
     Manifest,
@@ -40,6 +44,12 @@ class Release:
     manifest: Manifest
     unchanged: tuple[str, ...]
     changelog_section: str
+    reviews: tuple[VersionReview, ...] = ()  # one per added or changed case
+
+    @property
+    def unreviewed(self) -> tuple[str, ...]:
+        """Added or changed cases whose new version has no reviewer who is not its author."""
+        return tuple(r.case_id for r in self.reviews if not r.independent)
 
     @property
     def version(self) -> str:
@@ -57,6 +67,23 @@ class Release:
     def content(self) -> bytes:
         """The manifest's exact bytes."""
         return dumps(self.manifest)
+
+
+@dataclass(frozen=True)
+class VersionReview:
+    """Who wrote and who reviewed a new case version (from the commits that made it)."""
+
+    case_id: str
+    version: int
+    authors: tuple[Author, ...]
+    reviewers: tuple[Author, ...]
+    unreviewed_commits: tuple[str, ...]  # commits of the version no one but its authors reviewed
+
+    @property
+    def independent(self) -> bool:
+        """Every commit that made the version has a reviewer who is not one of its authors
+        (a change pushed after the review is not reviewed)."""
+        return not self.unreviewed_commits
 
 
 @dataclass(frozen=True)
@@ -115,15 +142,23 @@ def plan_release(
     schema_version: str,
     schema_sha256: str,
     removal_reason: str = "",
+    withdrawal_requests: Sequence[withdrawals.Request] = (),
+    licence: str = DEFAULT_LICENCE,
+    manifest_format: int = MANIFEST_FORMAT,
 ) -> Release:
     """The release ``version`` of ``snapshot``, after the releases ``previous`` (oldest first).
 
     Pure: same inputs, same Release. ``sections`` names, for each case whose content changed
     since its last release, the top-level sections that changed (see ``section_changes``).
+    ``withdrawal_requests`` are the entries of withdrawals.yaml at the snapshot, ``licence``
+    the dataset's licence from casebank.toml there; ``manifest_format`` is 1 only to recompute
+    a release written in that format.
     """
     prior = latest_entries(previous)
     found = classify(previous, snapshot)
+    shas = {(e.case_id, e.version): e.sha256 for m in previous for e in m.cases}
     entries = []
+    reviews = []
     for case_id, case in sorted(snapshot.cases.items()):
         before = prior.get(case_id)
         if before is None:  # first release of this case
@@ -132,10 +167,22 @@ def plan_release(
             number, first = before.version, before.first_release
         else:  # a re-added case continues its numbering
             number, first = before.version + 1, before.first_release
-        entries.append(_entry(case_id, snapshot, number, first))
+        made = version_commits(case, shas.get((case_id, number - 1)))
+        reviewers = _people(c.reviewers for c in made)
+        if before is None or before.sha256 != case.sha256:
+            alone = tuple(c.commit for c in made if not _independent(c))
+            reviews.append(
+                VersionReview(case_id, number, _people(c.authors for c in made), reviewers, alone)
+            )
+        entries.append(_entry(case_id, snapshot, number, first, reviewers, licence))
     by_id = {entry.case_id: entry for entry in entries}
     last = previous[-1] if previous else None
     manifest = Manifest(
+        format=manifest_format,
+        licence=licence if manifest_format >= 2 else "",
+        withdrawn=withdrawals.carried(version, withdrawal_requests, previous)
+        if manifest_format >= 2
+        else (),
         version=version,
         previous_version=last.version if last else None,
         source_commit=snapshot.commit,
@@ -153,12 +200,61 @@ def plan_release(
         ),
         removed=tuple(Removed(c, prior[c].version) for c in found.removed),
     )
-    return Release(manifest, tuple(found.unchanged), render_section(manifest, removal_reason))
+    return Release(
+        manifest,
+        tuple(found.unchanged),
+        render_section(manifest, removal_reason),
+        tuple(reviews),
+    )
 
 
-def _entry(case_id: str, snapshot: Snapshot, number: int, first: str) -> CaseEntry:
+def version_commits(case: CaseSnapshot, previous_sha: str | None) -> tuple[ContentChange, ...]:
+    """The content changes that made the case's current version: those after its content was
+    last the previous version's (``previous_sha``), up to the one that gave its current
+    content. All of them for a first version."""
+    changes = case.changes
+    end = max((i for i, c in enumerate(changes) if c.sha256 == case.sha256), default=-1)
+    start = 0
+    if previous_sha is not None:
+        start = 1 + max(
+            (i for i, c in enumerate(changes[: end + 1]) if c.sha256 == previous_sha), default=-1
+        )
+    return changes[start : end + 1]
+
+
+def _independent(change: ContentChange) -> bool:
+    authors = {_key(a) for a in change.authors}
+    return any(_key(r) not in authors for r in change.reviewers)
+
+
+def _key(person: Author) -> str:
+    return person.email.casefold() or " ".join(person.name.casefold().split())
+
+
+def _people(groups: Iterable[Iterable[Author]]) -> tuple[Author, ...]:
+    found: dict[str, Author] = {}
+    for group in groups:
+        for person in group:
+            found.setdefault(_key(person), person)
+    return tuple(sorted(found.values()))
+
+
+def _entry(
+    case_id: str,
+    snapshot: Snapshot,
+    number: int,
+    first: str,
+    reviewers: tuple[Author, ...],
+    licence: str,
+) -> CaseEntry:
     case = snapshot.cases[case_id]
+    digest = case.digest
+    provenance = {"source": digest.source or "original", "licence": digest.licence or licence}
+    if digest.derived_from:
+        provenance["derived_from"] = digest.derived_from
     return CaseEntry(
+        reviewers=reviewers,
+        provenance=provenance,
         case_id=case_id,
         version=number,
         sha256=case.sha256,

@@ -13,12 +13,14 @@ from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import CaseDigest
-from casebank.format.layout import CATALOG_FILE
-from casebank.release import git
+from casebank.format.layout import CATALOG_FILE, POLICY_FILE, WITHDRAWALS_FILE
+from casebank.format.policy import Policy
+from casebank.release import git, withdrawals
 from casebank.release.changelog import insert_section
 from casebank.release.history import (
     Digests,
     Snapshot,
+    release_inputs,
     scan_history,
     section_changes,
     stored_manifests,
@@ -171,6 +173,8 @@ def prepare_release(
     snapshot = verification.snapshots[pre.head]
     _check_releasable(snapshot)
     _check_removals(version, pre.previous, snapshot, removal_reason)
+    inputs = release_inputs(root, snapshot)
+    _check_withdrawals(inputs.withdrawals, pre.previous)
     sections = section_changes(digests, pre.previous, snapshot)
     from casebank.format.schema import SCHEMA_VERSION, schema_fingerprint
 
@@ -182,11 +186,47 @@ def prepare_release(
         schema_version=SCHEMA_VERSION,
         schema_sha256=schema_fingerprint(),
         removal_reason=removal_reason,
+        withdrawal_requests=inputs.withdrawals,
+        licence=inputs.policy.licence,
     )
+    if inputs.policy.require_review and release.unreviewed:
+        _refuse_unreviewed(release.unreviewed)
     existing = root / CHANGELOG_FILE
     text = existing.read_text(encoding="utf-8") if existing.is_file() else None
     changelog = insert_section(text, release.changelog_section, version)
     return Prepared(release, pre.head, pre.branch, changelog)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What the next release would be, planned from HEAD (for reports, not for releasing)."""
+
+    release: Release
+    policy: Policy
+
+
+def plan_pending(root: Path) -> Pending:
+    """Plan the next release from HEAD as it stands, without validating or verifying (one
+    history pass): what `review-status` reports. Refuses only where planning cannot work."""
+    head = require_head(root)
+    previous = previous_manifests(root, head)
+    snapshot, sections = current_state(root, head, previous)
+    inputs = release_inputs(root, snapshot)
+    from casebank.format.schema import SCHEMA_VERSION, schema_fingerprint
+    from casebank.release.plan import suggest_version
+
+    taken = [t.name[1:] for t in git.list_tags(root) if t.name.startswith("v")]
+    release = plan_release(
+        suggest_version(previous, snapshot, taken),
+        previous,
+        snapshot,
+        sections,
+        schema_version=SCHEMA_VERSION,
+        schema_sha256=schema_fingerprint(),
+        withdrawal_requests=inputs.withdrawals,
+        licence=inputs.policy.licence,
+    )
+    return Pending(release, inputs.policy)
 
 
 def _check_removals(
@@ -203,6 +243,31 @@ def _check_removals(
             f"release {major}.0.0, or give the reason for a smaller step with "
             '`--allow-removal "REASON"` (the changelog records it)',
         )
+
+
+def _check_withdrawals(
+    requests: Sequence[withdrawals.Request], previous: Sequence[Manifest]
+) -> None:
+    found = [
+        f"{WITHDRAWALS_FILE}:{request.line}: {message}"
+        for request, message in withdrawals.problems(requests, previous)
+    ]
+    if found:
+        raise CasebankError(
+            "; ".join(found[:3]) + (f" (and {len(found) - 3} more)" if len(found) > 3 else ""),
+            "only a released version can be withdrawn; remove the entry from "
+            f"{WITHDRAWALS_FILE} (an unreleased change is simply fixed)",
+        )
+
+
+def _refuse_unreviewed(cases: Sequence[str]) -> None:
+    shown = ", ".join(cases[:8]) + (f" and {len(cases) - 8} more" if len(cases) > 8 else "")
+    raise CasebankError(
+        f"{POLICY_FILE} requires review, and {len(cases)} added or changed case version(s) "
+        f"have no reviewer who is not one of their authors: {shown}",
+        "a reviewer's approval becomes a `Reviewed-by: Name <email>` trailer in the commit "
+        "message (CONTRIBUTING.md, 'Review'); `casebank review-status` lists what is unreviewed",
+    )
 
 
 def _check_releasable(snapshot: Snapshot) -> None:

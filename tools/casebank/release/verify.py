@@ -30,8 +30,10 @@ from casebank.format.layout import CASES_DIR, CATALOG_FILE
 from casebank.release import git
 from casebank.release.history import (
     Digests,
+    ReleaseInputs,
     Snapshot,
     StoredManifest,
+    release_inputs,
     scan_history,
     section_changes,
     stored_manifests,
@@ -299,15 +301,27 @@ def _check_recomputation(
             result.add(manifest.version, "cannot be recomputed: its source commit is missing")
             chain.append(manifest)
             continue
-        recomputed = _recompute(manifest, chain, snapshot, digests)
+        try:
+            inputs = release_inputs(root, snapshot)
+        except CasebankError as exc:
+            result.add(manifest.version, f"cannot be recomputed: {exc}")
+            chain.append(manifest)
+            continue
+        recomputed = _recompute(manifest, chain, snapshot, digests, inputs)
         if dumps(recomputed) != raw[manifest.version]:
             _compare(manifest, recomputed, result)
         chain.append(recomputed)
 
 
 def _recompute(
-    manifest: Manifest, previous: Sequence[Manifest], snapshot: Snapshot, digests: Digests
+    manifest: Manifest,
+    previous: Sequence[Manifest],
+    snapshot: Snapshot,
+    digests: Digests,
+    inputs: ReleaseInputs,
 ) -> Manifest:
+    """The manifest git says release ``manifest.version`` must be, in the manifest's own
+    format (a format-1 release carries no reviewers, provenance or withdrawals)."""
     sections = section_changes(digests, previous, snapshot)
     return plan_release(
         manifest.version,
@@ -316,6 +330,9 @@ def _recompute(
         sections,
         schema_version=manifest.schema_version,
         schema_sha256=manifest.schema_sha256,
+        withdrawal_requests=inputs.withdrawals,
+        licence=inputs.policy.licence,
+        manifest_format=manifest.format,
     ).manifest
 
 

@@ -12,6 +12,7 @@ from casebank.check.rules import (  # noqa: F401  (imported for their registrati
     internal,
     loading,
     placeholders,
+    provenance,
     references,
     results,
     schema,
