@@ -45,6 +45,9 @@ COMMANDS = (
     "results",
     "withdraw",
     "review-status",
+    "export",
+    "score",
+    "judge-items",
 )
 
 

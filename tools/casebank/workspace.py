@@ -125,6 +125,54 @@ def write_atomically(target: Path, content: bytes) -> None:
         Path(temporary).unlink(missing_ok=True)
 
 
+def write_folder_atomically(target: Path, files: dict[str, bytes], *, replace: bool) -> None:
+    """Create the folder ``target`` holding ``files`` (relative POSIX path -> bytes), all or
+    nothing: everything is written into a temporary folder beside it, then renamed into place.
+    An existing empty folder is replaced; a non-empty one only with ``replace`` (it is moved
+    aside, the new folder renamed in, then the old one deleted), else UsageError."""
+    import shutil
+
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} exists and is not a folder: choose another --out")
+    occupied = target.is_dir() and any(target.iterdir())
+    if occupied and not replace:
+        raise UsageError(
+            f"{target} is not empty: choose a new folder, or pass --force to replace it"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    old: Path | None = None
+    try:
+        mode = 0o666 & ~_umask()
+        for relative, content in sorted(files.items()):
+            path = building / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as sink:
+                sink.write(content)
+                sink.flush()
+                os.fchmod(sink.fileno(), mode)
+                os.fsync(sink.fileno())
+        os.chmod(building, 0o777 & ~_umask())
+        if occupied:
+            old = Path(
+                tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old")
+            )
+            os.rmdir(old)
+            os.rename(target, old)
+        elif target.is_dir():
+            os.rmdir(target)
+        os.rename(building, target)
+    except BaseException:
+        if old is not None and not target.exists():
+            os.rename(old, target)  # put the previous folder back
+            old = None
+        raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
 def relative_to_root(root: Path, path: Path) -> str:
     """A path as reports show it: relative to the root, with forward slashes."""
     resolved = path.resolve()

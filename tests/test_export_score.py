@@ -1,0 +1,534 @@
+"""Export bundles and the reference scorer, on real temporary repositories and releases."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from casebank.cli import main
+from casebank.serve import score
+from gitrepo import GitRepo, case_text
+
+pytestmark = pytest.mark.usefixtures("isolated_git")
+
+GOLD = "Acute inferior ST-elevation myocardial infarction"
+MUST = ["ECG", "Troponin", "CBC"]
+PLAN = ["Aspirin 300 mg chewed", "Primary PCI"]
+
+
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def released(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> GitRepo:
+    """The three-case repository, released as 1.0.0."""
+    assert cli(capsys, "release", "1.0.0", "--root", str(repo.root))[0] == 0
+    return repo
+
+
+def export(
+    capsys: pytest.CaptureFixture[str], repo: GitRepo, out: Path, *extra: str
+) -> tuple[int, str, str]:
+    return cli(
+        capsys, "export", "--release", "1.0.0", "--out", str(out), "--root", str(repo.root), *extra
+    )
+
+
+def read_records(folder: Path) -> list[dict[str, Any]]:
+    lines = (folder / "cases.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+# --- export ---------------------------------------------------------------------------------
+
+
+def test_two_exports_are_byte_identical(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert export(capsys, released, tmp_path / "a")[0] == 0
+    assert export(capsys, released, tmp_path / "b")[0] == 0
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*"))
+    assert [str(f) for f in files] == [
+        "README.md",
+        "SHA256SUMS",
+        "cases.jsonl",
+        "manifest.json",
+    ]
+    for name in files:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_the_bundle_proves_itself(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bundle"
+    export(capsys, released, out)
+    manifest = json.loads((released.root / "releases/1.0.0.json").read_text("utf-8"))
+    assert (out / "manifest.json").read_bytes() == (
+        released.root / "releases/1.0.0.json"
+    ).read_bytes()
+    hashes = {c["case_id"]: (c["version"], c["sha256"]) for c in manifest["cases"]}
+    records = read_records(out)
+    assert [r["case_id"] for r in records] == ["alpha", "beta", "gamma"]
+    for r in records:
+        assert (r["version"], r["content_hash"]) == hashes[r["case_id"]]
+        assert hashlib.sha256(r["case"].encode("utf-8")).hexdigest() == r["content_hash"]
+        assert r["release"] == "1.0.0" and r["attachments"] == []
+    for line in (out / "SHA256SUMS").read_text("utf-8").splitlines():
+        digest, name = line.split("  ")
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest
+
+
+def test_the_patient_column_holds_no_examiner_field(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, released, tmp_path / "b")
+    for record in read_records(tmp_path / "b"):
+        patient = json.loads(record["patient"])
+        assert set(patient) <= {"patient", "presentation", "metadata"}, set(patient)
+        text = record["patient"]
+        for secret in (GOLD, "Inferior STEMI", "Aortic dissection", "Primary PCI", "must_order"):
+            assert secret not in text
+        assert GOLD in record["case"]  # the whole case is there, for the examiner
+
+
+def test_export_reads_the_release_not_the_working_tree(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export(capsys, released, tmp_path / "before")
+    released.write("cases/alpha.yaml", case_text("alpha").replace("age: 54", "age: 80"))
+    released.commit("Change alpha after the release")
+    released.write("cases/beta.yaml", "not: [even, valid")
+    export(capsys, released, tmp_path / "after")
+    assert (tmp_path / "before/cases.jsonl").read_bytes() == (
+        tmp_path / "after/cases.jsonl"
+    ).read_bytes()
+
+
+def test_a_manifest_edited_after_the_release_is_refused(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = released.root / "releases/1.0.0.json"
+    path.write_text(path.read_text("utf-8").replace('"medium"', '"easy"'), "utf-8")
+    released.commit("Tamper")
+    code, _, err = export(capsys, released, tmp_path / "x")
+    assert code == 1
+    assert "releases/1.0.0.json on HEAD is not the manifest tagged v1.0.0" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_an_unknown_release_names_the_releases(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = cli(
+        capsys,
+        "export",
+        "--release",
+        "9.9.9",
+        "--out",
+        str(tmp_path / "x"),
+        "--root",
+        str(released.root),
+    )
+    assert code == 1 and "there is no release 9.9.9" in err and "releases: 1.0.0" in err
+
+
+def test_export_never_leaves_a_partial_folder(
+    released: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "keep.txt").write_text("mine", "utf-8")
+    code, _, err = export(capsys, released, occupied)
+    assert code == 2 and "is not empty" in err
+    assert [p.name for p in occupied.iterdir()] == ["keep.txt"]
+
+    def refuse(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "rename", refuse)
+    code, _, err = export(capsys, released, tmp_path / "fresh")
+    monkeypatch.undo()
+    assert code != 0 and "No space left on device" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "occupied", "repo"]
+    assert export(capsys, released, occupied, "--force")[0] == 0
+    assert (occupied / "cases.jsonl").is_file() and not (occupied / "keep.txt").exists()
+
+
+def test_attachments_travel_with_the_bundle(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("cases/alpha/attachments/ecg.svg", b"<svg xmlns='http://www.w3.org/2000/svg'/>")
+    repo.commit("An ECG tracing for alpha")
+    assert cli(capsys, "release", "1.0.0", "--root", str(repo.root))[0] == 0
+    export(capsys, repo, tmp_path / "b")
+    [alpha, *_] = read_records(tmp_path / "b")
+    raw = (tmp_path / "b/attachments/alpha/ecg.svg").read_bytes()
+    assert alpha["attachments"] == [{"path": "ecg.svg", "sha256": hashlib.sha256(raw).hexdigest()}]
+    own = hashlib.sha256(alpha["case"].encode("utf-8")).hexdigest()
+    combined = json.dumps(
+        {"attachments": {"ecg.svg": hashlib.sha256(raw).hexdigest()}, "case": own},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    assert hashlib.sha256(combined.encode()).hexdigest() == alpha["content_hash"]
+
+
+def test_the_dataset_card_has_hugging_face_front_matter(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    export(capsys, released, tmp_path / "b")
+    card = (tmp_path / "b/README.md").read_text("utf-8")
+    front = yaml.safe_load(card.split("---\n")[1])
+    assert front["license"] == ["cc-by-4.0"]
+    assert front["language"] == ["en"] and front["size_categories"] == ["n<1K"]
+    assert front["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "test", "path": "cases.jsonl"}]}
+    ]
+    assert "| emergency_medicine | 3 |" in card and "The first release." in card
+
+
+def test_the_bundle_loads_in_datasets_offline(
+    released: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    datasets = pytest.importorskip("datasets", reason="the `datasets` library is in the test extra")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    export(capsys, released, tmp_path / "b")
+    table = datasets.load_dataset(
+        "json",
+        data_files=str(tmp_path / "b/cases.jsonl"),
+        split="train",
+        cache_dir=str(tmp_path / "c"),
+    )
+    assert table.num_rows == 3 and table[0]["case_id"] == "alpha"
+    assert json.loads(table[0]["patient"])["patient"]["age"] == 54
+    pytest.importorskip("pyarrow", reason="pyarrow is in the test and export extras")
+    assert export(capsys, released, tmp_path / "p", "--format", "parquet")[0] == 0
+    assert export(capsys, released, tmp_path / "q", "--format", "parquet")[0] == 0
+    assert (tmp_path / "p/cases.parquet").read_bytes() == (
+        tmp_path / "q/cases.parquet"
+    ).read_bytes()
+    table = datasets.load_dataset(
+        "parquet",
+        data_files=str(tmp_path / "p/cases.parquet"),
+        split="train",
+        cache_dir=str(tmp_path / "c"),
+    )
+    assert [r["case_id"] for r in table] == ["alpha", "beta", "gamma"]
+
+
+# --- scoring --------------------------------------------------------------------------------
+
+
+def submission(case_id: str = "alpha", **fields: Any) -> dict[str, Any]:
+    return {
+        "case_id": case_id,
+        "version": 1,
+        "diagnosis": GOLD,
+        "tests": MUST,
+        "plan": PLAN,
+    } | fields
+
+
+def write_lines(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def run_score(
+    capsys: pytest.CaptureFixture[str],
+    repo: GitRepo,
+    tmp_path: Path,
+    rows: list[dict[str, Any]],
+    judgements: list[dict[str, Any]] | None = None,
+    release: str = "1.0.0",
+) -> tuple[int, dict[str, Any] | None, str]:
+    subs = write_lines(tmp_path / "subs.jsonl", rows)
+    argv = ["score", "--release", release, str(subs), "--root", str(repo.root), "--format", "json"]
+    if judgements is not None:
+        argv += ["--judgements", str(write_lines(tmp_path / "judged.jsonl", judgements))]
+    code, out, err = cli(capsys, *argv)
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+def verdicts(
+    case_id: str, *, treatment: bool = True, committed: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    items = {
+        "treatment.1": treatment,
+        "treatment.2": treatment,
+        "contraindication.1": False,
+        "critical.1": False,
+    }
+    items.update(dict.fromkeys(committed, True))
+    return [
+        {"case_id": case_id, "version": 1, "item": item, "met": met, "judge": "test-panel"}
+        for item, met in items.items()
+    ]
+
+
+def by_case(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["case_id"]: c for c in report["cases"]}
+
+
+@pytest.mark.parametrize(
+    "answer,credit",
+    [
+        (GOLD, 1.0),
+        ("acute inferior ST elevation myocardial infarction.", 1.0),  # case, punctuation
+        ("Inferior STEMI", 1.0),  # an accepted variant
+        ("Inferior ST-elevation MI", 1.0),  # the same, abbreviated differently
+        ("  stemi ", 1.0),
+        ("Aortic dissection", 0.0),
+        ("Myocardial infarction", 0.0),  # not an accepted answer
+    ],
+)
+def test_diagnosis_matching(
+    released: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    answer: str,
+    credit: float,
+) -> None:
+    code, report, _ = run_score(capsys, released, tmp_path, [submission(diagnosis=answer)])
+    assert code == 0 and report is not None
+    assert by_case(report)["alpha"]["components"]["diagnosis"] == credit
+
+
+def test_partial_credit_only_where_the_case_gives_it(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = case_text("alpha").replace(
+        '    final_diagnosis: ["Inferior STEMI", "STEMI"]\n',
+        '    final_diagnosis: ["Inferior STEMI", "STEMI"]\n'
+        '    partial_credit: {"Acute coronary syndrome": 0.5}\n',
+    )
+    repo.write("cases/alpha.yaml", text)
+    repo.commit("Partial credit for ACS")
+    assert cli(capsys, "release", "1.0.0", "--root", str(repo.root))[0] == 0
+    rows = [submission(diagnosis="ACS"), submission("beta", diagnosis="ACS")]
+    _, report, _ = run_score(capsys, repo, tmp_path, rows)
+    assert report is not None
+    assert by_case(report)["alpha"]["components"]["diagnosis"] == 0.5
+    assert by_case(report)["beta"]["components"]["diagnosis"] == 0.0
+
+
+def test_diagnostics_count_aliases_and_penalise_should_not_order(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        submission("alpha", tests=["12-lead ECG", "hs-troponin", "FBC"]),
+        submission("beta", tests=["EKG", "Troponin I"]),
+        submission("gamma", tests=[*MUST, "Elective stress test", "Tarot reading"]),
+    ]
+    _, report, _ = run_score(capsys, released, tmp_path, rows)
+    assert report is not None
+    cases = by_case(report)
+    assert cases["alpha"]["components"]["diagnostics"] == 1.0
+    assert cases["beta"]["components"]["diagnostics"] == pytest.approx(2 / 3, abs=1e-6)
+    assert cases["beta"]["details"]["must_order_missed"] == ["Complete blood count"]
+    assert cases["gamma"]["components"]["diagnostics"] == 0.75
+    assert cases["gamma"]["details"]["should_not_order_ordered"] == ["Elective stress test"]
+    assert cases["gamma"]["details"]["tests_not_in_catalog"] == ["Tarot reading"]
+
+
+def test_without_verdicts_treatment_and_safety_are_pending_never_guessed(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report, _ = run_score(capsys, released, tmp_path, [submission()])
+    assert report is not None
+    [case] = report["cases"]
+    assert case["components"] == {
+        "diagnosis": 1.0,
+        "diagnostics": 1.0,
+        "treatment": None,
+        "safety": None,
+    }
+    assert case["score"] is None and case["critical_safety_error"] is None
+    assert report["summary"]["complete"] is False and report["summary"]["mean"] is None
+    assert report["scorer"]["method"] == score.METHOD
+    code, text, _ = cli(
+        capsys,
+        "score",
+        "--release",
+        "1.0.0",
+        str(tmp_path / "subs.jsonl"),
+        "--root",
+        str(released.root),
+    )
+    assert code == 0 and "INCOMPLETE: 1 case(s) await judgements" in text
+
+
+def test_judgements_are_applied_and_a_critical_error_caps_the_score(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [submission("alpha"), submission("beta"), submission("gamma")]
+    judged = [
+        *verdicts("alpha"),
+        *verdicts("beta", treatment=False, committed=("contraindication.1",)),
+        *verdicts("gamma", committed=("critical.1",)),
+    ]
+    code, report, _ = run_score(capsys, released, tmp_path, rows, judged)
+    assert code == 0 and report is not None
+    cases = by_case(report)
+    assert cases["alpha"]["components"] == {
+        "diagnosis": 1.0,
+        "diagnostics": 1.0,
+        "treatment": 1.0,
+        "safety": 1.0,
+    }
+    assert cases["alpha"]["score"] == 1.0 and cases["alpha"]["critical_safety_error"] is False
+    # beta: no treatment item met; one of two safety items committed (weights .35 .25 .3 .1)
+    assert cases["beta"]["components"]["treatment"] == 0.0
+    assert cases["beta"]["components"]["safety"] == 0.5
+    assert cases["beta"]["score"] == pytest.approx(0.35 + 0.25 + 0.0 + 0.05)
+    assert cases["gamma"]["score"] == 0.0 and cases["gamma"]["critical_safety_error"] is True
+    summary = report["summary"]
+    assert summary["complete"] is True and summary["n"] == 3
+    assert summary["mean"] == pytest.approx((1.0 + 0.65 + 0.0) / 3)
+    low, high = summary["ci95"]
+    assert low <= summary["mean"] <= high
+    assert summary["by_specialty"] == {
+        "emergency_medicine": {"n": 3, "scored": 3, "pending": 0, "mean": summary["mean"]}
+    }
+    again = run_score(capsys, released, tmp_path, rows, judged)[1]
+    assert again == report  # the bootstrap has a fixed seed
+
+
+@pytest.mark.parametrize(
+    "lines,expected",
+    [
+        ([json.dumps(submission()), "{not json"], "subs.jsonl:2: not a JSON object"),
+        (
+            [json.dumps(submission()), json.dumps(submission())],
+            "subs.jsonl:2: a second submission for alpha@1 (the first is on line 1)",
+        ),
+        (
+            [json.dumps(submission("delta"))],
+            "subs.jsonl:1: release 1.0.0 has no delta@1 (no such case)",
+        ),
+        (
+            [json.dumps(submission(version=2))],
+            "subs.jsonl:1: release 1.0.0 has no alpha@2 (it holds version 1)",
+        ),
+        ([json.dumps({"case_id": "alpha", "version": 1})], "subs.jsonl:1: `diagnosis` is missing"),
+        ([json.dumps(submission(tests="ECG"))], "subs.jsonl:1: `tests` is not a list of texts"),
+        (["[1, 2]"], "subs.jsonl:1: not a JSON object"),
+    ],
+)
+def test_bad_submissions_exit_1_with_the_line_and_score_nothing(
+    released: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    lines: list[str],
+    expected: str,
+) -> None:
+    subs = tmp_path / "subs.jsonl"
+    subs.write_text("\n".join(lines) + "\n", "utf-8")
+    code, out, err = cli(
+        capsys, "score", "--release", "1.0.0", str(subs), "--root", str(released.root)
+    )
+    assert code == 1 and out == ""
+    assert f"error: {subs.parent}/{expected}" in err
+    assert "nothing scored" in err
+
+
+def test_bad_judgements_exit_1_with_the_line(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    judged = [
+        *verdicts("alpha"),
+        {"case_id": "alpha", "version": 1, "item": "treatment.9", "met": True, "judge": "x"},
+    ]
+    code, _, err = run_score(capsys, released, tmp_path, [submission()], judged)
+    assert code == 1 and "judged.jsonl:5: alpha@1 has no item `treatment.9`" in err
+    twice = [*verdicts("alpha"), verdicts("alpha", treatment=False)[0]]
+    code, _, err = run_score(capsys, released, tmp_path, [submission()], twice)
+    assert code == 1 and "judged.jsonl:5: a different verdict on alpha@1 treatment.1 again" in err
+    code, _, err = run_score(
+        capsys, released, tmp_path, [submission()], [{**verdicts("alpha")[0], "met": "yes"}]
+    )
+    assert code == 1 and "judged.jsonl:1: `met` is not true or false" in err
+
+
+def test_judge_items_lists_stable_ids_with_questions(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(
+        capsys, "judge-items", "--release", "1.0.0", "alpha", "--root", str(released.root)
+    )
+    assert code == 0
+    items = [json.loads(line) for line in out.splitlines()]
+    assert [i["item"] for i in items] == [
+        "treatment.1",
+        "treatment.2",
+        "contraindication.1",
+        "critical.1",
+    ]
+    assert (
+        items[3]["question"]
+        == "Does the answer commit this critical safety error? Discharging the patient"
+    )
+    subs = write_lines(tmp_path / "s.jsonl", [submission("beta", plan=["Rest"])])
+    code, out, _ = cli(
+        capsys,
+        "judge-items",
+        "--release",
+        "1.0.0",
+        "--submissions",
+        str(subs),
+        "--root",
+        str(released.root),
+    )
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert {line["case_id"] for line in lines} == {"beta"}
+    assert lines[0]["answer"] == {"diagnosis": GOLD, "plan": ["Rest"]}
+
+
+# --- withdrawn versions: left out everywhere ---------------------------------------------
+
+
+def test_withdrawn_versions_are_left_out_of_export_and_refused_by_the_scorer(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = str(released.root)
+    cli(capsys, "withdraw", "alpha@1", "--reason", "The troponin unit was wrong.", "--root", root)
+    released.commit("Withdraw alpha@1")
+    assert cli(capsys, "release", "1.0.1", "--root", root)[0] == 0
+    out = tmp_path / "b"
+    code, text, _ = cli(capsys, "export", "--release", "1.0.1", "--out", str(out), "--root", root)
+    assert code == 0 and "(1 withdrawn version(s) left out)" in text
+    assert [r["case_id"] for r in read_records(out)] == ["beta", "gamma"]
+    assert "withdrawn: `alpha` v1: The troponin unit was wrong." in (out / "README.md").read_text(
+        "utf-8"
+    )
+    code, _, err = run_score(capsys, released, tmp_path, [submission("alpha")], release="1.0.1")
+    assert code == 1
+    assert (
+        "subs.jsonl:1: alpha@1 is withdrawn in release 1.0.1: The troponin unit was wrong." in err
+    )
+    # The older release reads as it always did, and says what was withdrawn since.
+    code, _, err = export(capsys, released, tmp_path / "old")
+    assert code == 0 and [r["case_id"] for r in read_records(tmp_path / "old")] == [
+        "alpha",
+        "beta",
+        "gamma",
+    ]
+    assert "alpha@1 is in this release but was withdrawn in release 1.0.1" in err

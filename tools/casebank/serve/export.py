@@ -1,0 +1,330 @@
+"""Export bundles: a release as the files an evaluation harness loads, the same bytes anywhere.
+
+A bundle is a folder:
+
+- ``cases.jsonl`` (or ``cases.parquet``): one record per case version the release does not
+  withdraw, sorted by ``case_id``. ``patient`` and ``case`` are JSON *texts* (see below);
+- ``attachments/<case_id>/<path>``: the attachments of those versions, byte for byte;
+- ``manifest.json``: a byte copy of the release manifest;
+- ``README.md``: a dataset card in the Hugging Face convention (YAML front matter, then a
+  description generated from the release);
+- ``SHA256SUMS``: the SHA-256 of every other file, in ``sha256sum`` format.
+
+A record's ``case`` is the case's canonical form (RFC 8785 JSON, the bytes the content hash is
+computed from), so ``sha256(case)`` is the case's own hash, and with ``attachments`` (a list
+of ``{path, sha256}``) anyone recomputes ``content_hash`` without casebank (docs/export.md).
+``patient`` is the patient view, in the same canonical form. Texts rather than nested objects, because the
+same field holds a number in one case and a text in another, which a columnar reader (Arrow,
+`datasets`) cannot type as one column.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from casebank.errors import SetupError
+from casebank.format.canonical import canonical_json
+from casebank.release.manifest import Manifest
+from casebank.release.released import LoadedRelease, ReleasedCase
+from casebank.serve.views import view
+
+FORMATS = ("jsonl", "parquet")
+COLUMNS = (
+    "case_id",
+    "version",
+    "content_hash",
+    "release",
+    "title",
+    "specialty",
+    "difficulty",
+    "language",
+    "licence",
+    "source",
+    "attachments",
+    "patient",
+    "case",
+)
+# Hugging Face's own licence identifiers (https://huggingface.co/docs/hub/repositories-licenses)
+# for the SPDX identifiers a clinical dataset is likely to use; anything else is "other".
+_HF_LICENCES = {
+    "CC-BY-4.0": "cc-by-4.0",
+    "CC-BY-SA-4.0": "cc-by-sa-4.0",
+    "CC-BY-NC-4.0": "cc-by-nc-4.0",
+    "CC-BY-NC-SA-4.0": "cc-by-nc-sa-4.0",
+    "CC-BY-ND-4.0": "cc-by-nd-4.0",
+    "CC-BY-NC-ND-4.0": "cc-by-nc-nd-4.0",
+    "CC-BY-3.0": "cc-by-3.0",
+    "CC-BY-SA-3.0": "cc-by-sa-3.0",
+    "CC0-1.0": "cc0-1.0",
+    "MIT": "mit",
+    "Apache-2.0": "apache-2.0",
+    "ODC-By-1.0": "odc-by",
+    "ODbL-1.0": "odbl",
+    "PDDL-1.0": "pddl",
+    "GPL-3.0-only": "gpl-3.0",
+    "BSD-3-Clause": "bsd-3-clause",
+}
+
+
+def _text(value: Any) -> str:
+    return canonical_json(value).decode("utf-8")
+
+
+def record(release: str, case: ReleasedCase) -> dict[str, Any]:
+    entry = case.entry
+    metadata = case.data.get("metadata")
+    language = metadata.get("language") if isinstance(metadata, dict) else None
+    provenance = entry.provenance or {}
+    return {
+        "case_id": entry.case_id,
+        "version": entry.version,
+        "content_hash": entry.sha256,
+        "release": release,
+        "title": entry.title,
+        "specialty": entry.specialty,
+        "difficulty": entry.difficulty,
+        "language": language if isinstance(language, str) else "",
+        "licence": provenance.get("licence", ""),
+        "source": provenance.get("source", ""),
+        "attachments": [{"path": p, "sha256": h} for p, h in sorted(entry.attachments.items())],
+        "patient": _text(view(case.data, "patient")),
+        "case": _text(case.data),
+    }
+
+
+def records(loaded: LoadedRelease) -> list[dict[str, Any]]:
+    """One record per case version the release does not withdraw, by case_id."""
+    return [record(loaded.manifest.version, c) for c in loaded.current]
+
+
+def jsonl(rows: Sequence[Mapping[str, Any]]) -> bytes:
+    lines = (json.dumps(row, ensure_ascii=False, sort_keys=False) for row in rows)
+    return "".join(f"{line}\n" for line in lines).encode("utf-8")
+
+
+def parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
+    """The records as Parquet, through pyarrow (the `export` extra)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise SetupError(
+            "--format parquet needs pyarrow", "install it with: pip install 'casebank[export]'"
+        ) from None
+    schema = pa.schema(
+        [
+            ("case_id", pa.string()),
+            ("version", pa.int64()),
+            ("content_hash", pa.string()),
+            ("release", pa.string()),
+            ("title", pa.string()),
+            ("specialty", pa.string()),
+            ("difficulty", pa.string()),
+            ("language", pa.string()),
+            ("licence", pa.string()),
+            ("source", pa.string()),
+            (
+                "attachments",
+                pa.list_(pa.struct([("path", pa.string()), ("sha256", pa.string())])),
+            ),
+            ("patient", pa.string()),
+            ("case", pa.string()),
+        ]
+    )
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    for row in rows:
+        for name in COLUMNS:
+            columns[name].append(row[name])
+    table = pa.Table.from_pydict(columns, schema=schema)
+    sink = io.BytesIO()
+    # No statistics or page index that depend on the writer's defaults; one row group.
+    pq.write_table(table, sink, compression="zstd", write_statistics=False, use_dictionary=False)
+    return sink.getvalue()
+
+
+def _size_category(count: int) -> str:
+    for limit, name in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")):
+        if count < limit:
+            return name
+    return "100K<n<1M"
+
+
+def dataset_card(
+    loaded: LoadedRelease, rows: Sequence[Mapping[str, Any]], data_file: str, name: str
+) -> str:
+    """README.md: Hugging Face front matter, then a description generated from the release."""
+    manifest = loaded.manifest
+    licences = Counter(str(r["licence"]) for r in rows if r["licence"])
+    dataset_licence = manifest.licence or (licences.most_common(1)[0][0] if licences else "")
+    ordered = [dataset_licence, *sorted(set(licences) - {dataset_licence})]
+    hf = [_HF_LICENCES.get(licence, "other") for licence in ordered if licence]
+    languages = sorted({str(r["language"]).split("-")[0] for r in rows if r["language"]})
+    front = [
+        "---",
+        f"pretty_name: {json.dumps(f'{name} {manifest.version}')}",
+        "license:",
+        *(f"- {h}" for h in dict.fromkeys(hf)),
+    ]
+    if "other" in hf:
+        others = [lic for lic in ordered if lic not in _HF_LICENCES]
+        front.append(f"license_name: {json.dumps(', '.join(others))}")
+    front += [
+        "language:",
+        *(f"- {lang}" for lang in languages or ["en"]),
+        "size_categories:",
+        f"- {_size_category(len(rows))}",
+        "task_categories:",
+        "- question-answering",
+        "- text-generation",
+        "tags:",
+        "- medical",
+        "- clinical-cases",
+        "- osce",
+        "- evaluation",
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        "  - split: test",
+        f"    path: {data_file}",
+        "---",
+        "",
+    ]
+    return "\n".join(front) + _description(loaded, rows, data_file, name, ordered)
+
+
+def _table(title: str, counts: Counter[str]) -> list[str]:
+    lines = [f"| {title} | cases |", "|---|---:|"]
+    lines += [f"| {key or '(none)'} | {n} |" for key, n in sorted(counts.items())]
+    return [*lines, ""]
+
+
+def _description(
+    loaded: LoadedRelease,
+    rows: Sequence[Mapping[str, Any]],
+    data_file: str,
+    name: str,
+    licences: list[str],
+) -> str:
+    manifest = loaded.manifest
+    lines = [
+        f"# {name} {manifest.version}",
+        "",
+        f"Clinical cases for evaluating history taking, test ordering, diagnosis and management: "
+        f"release {manifest.version} of the {name} dataset, cut from commit "
+        f"`{manifest.source_commit}` on {manifest.created[:10]}. Every record is one case "
+        f"version: `(case_id, version)` names one content forever, and `content_hash` proves it.",
+        "",
+        f"{len(rows)} case(s) in `{data_file}`"
+        + (
+            f"; {len(manifest.withdrawn)} withdrawn version(s) left out (see below)."
+            if manifest.withdrawn
+            else "."
+        ),
+        "",
+        "## Coverage",
+        "",
+        *_table("specialty", Counter(str(r["specialty"]) for r in rows)),
+        *_table("difficulty", Counter(str(r["difficulty"]) for r in rows)),
+        "## Changes since the previous release",
+        "",
+    ]
+    lines += _changes(manifest)
+    lines += [
+        "## Fields",
+        "",
+        "| field | what it holds |",
+        "|---|---|",
+        "| `case_id`, `version` | the case and its immutable version |",
+        "| `content_hash` | SHA-256 of the case's canonical content, as in `manifest.json` |",
+        f"| `release` | `{manifest.version}` |",
+        "| `title`, `specialty`, `difficulty`, `language` | from the case's metadata |",
+        "| `licence`, `source` | the case's provenance (SPDX licence; original or adapted) |",
+        "| `attachments` | `[{path, sha256}]`: each file below `attachments/<case_id>/` |",
+        "| `patient` | JSON text: the patient view, all a simulated patient may know |",
+        "| `case` | JSON text: the whole case (RFC 8785 canonical form) |",
+        "",
+        "The examiner's part of a case (diagnosis, checklists, management, scoring) is only in "
+        "`case`: give a simulated patient `patient`, never `case`. Test results are given only "
+        "when ordered, by the results oracle (`casebank results`), never by a model.",
+        "",
+        "## Verifying",
+        "",
+        "```sh",
+        "sha256sum -c SHA256SUMS",
+        "```",
+        "",
+        "`sha256(case)` is the case's own hash; with attachments, `content_hash` is "
+        'SHA-256 of the canonical JSON `{"attachments": {path: sha256}, "case": sha256(case)}`. '
+        "`manifest.json` is the release manifest, byte for byte; `casebank verify` in the "
+        "repository recomputes it from git.",
+        "",
+        "## Licence",
+        "",
+        "The dataset is released under "
+        + (licences[0] if licences else "the licence each case states")
+        + (
+            f"; some cases state their own licence ({', '.join(licences[1:])}), given in each "
+            "record's `licence`."
+            if len(licences) > 1
+            else "."
+        ),
+        "",
+        "## Citation",
+        "",
+        f"Cite the release: {name} {manifest.version} (commit {manifest.source_commit[:12]}), "
+        "and report scores with the scorer's name and version (`casebank score`).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _changes(manifest: Manifest) -> list[str]:
+    if manifest.previous_version is None:
+        return ["The first release.", ""]
+    lines = [f"Since {manifest.previous_version}:", ""]
+    if manifest.added:
+        lines.append("- added: " + ", ".join(f"`{a.case_id}` v{a.version}" for a in manifest.added))
+    if manifest.changed:
+        lines.append(
+            "- changed: "
+            + ", ".join(
+                f"`{c.case_id}` v{c.from_version}→v{c.to_version} ({', '.join(c.sections)})"
+                for c in manifest.changed
+            )
+        )
+    if manifest.removed:
+        lines.append(
+            "- removed: "
+            + ", ".join(f"`{r.case_id}` (last v{r.last_version})" for r in manifest.removed)
+        )
+    new = [w for w in manifest.withdrawn if w.release == manifest.version]
+    if new:
+        lines.append(
+            "- withdrawn: " + "; ".join(f"`{w.case_id}` v{w.version}: {w.reason}" for w in new)
+        )
+    if len(lines) == 2:
+        lines.append("- no case changed")
+    return [*lines, ""]
+
+
+def bundle(loaded: LoadedRelease, format: str = "jsonl") -> dict[str, bytes]:
+    """Every file of the bundle (relative path -> bytes), SHA256SUMS included."""
+    name = loaded.policy.name
+    rows = records(loaded)
+    data_file = f"cases.{format}"
+    files: dict[str, bytes] = {data_file: jsonl(rows) if format == "jsonl" else parquet(rows)}
+    for case in loaded.current:
+        for rel, raw in sorted(case.attachments.items()):
+            files[f"attachments/{case.entry.case_id}/{rel}"] = raw
+    files["manifest.json"] = loaded.manifest_raw
+    files["README.md"] = dataset_card(loaded, rows, data_file, name).encode("utf-8")
+    sums = "".join(
+        f"{hashlib.sha256(raw).hexdigest()}  {path}\n" for path, raw in sorted(files.items())
+    )
+    files["SHA256SUMS"] = sums.encode("utf-8")
+    return files
