@@ -13,9 +13,9 @@ A bundle is a folder:
 A record's ``case`` is the case's canonical form (RFC 8785 JSON, the bytes the content hash is
 computed from), so ``sha256(case)`` is the case's own hash, and with ``attachments`` (a list
 of ``{path, sha256}``) anyone recomputes ``content_hash`` without casebank (docs/export.md).
-``patient`` is the patient view, in the same canonical form. Texts rather than nested objects, because the
-same field holds a number in one case and a text in another, which a columnar reader (Arrow,
-`datasets`) cannot type as one column.
+``patient`` is the patient view, in the same canonical form. Texts rather than nested
+objects, because the same field holds a number in one case and a text in another, which a
+columnar reader (Arrow, `datasets`) cannot type as one column.
 """
 
 from __future__ import annotations
