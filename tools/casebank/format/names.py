@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from casebank.format.catalog import Catalog
+    from casebank.format.catalog import Catalog, CatalogTest
 
 # Words that never change which test is meant.
 FILLER = frozenset(
@@ -65,6 +65,39 @@ FILLER = frozenset(
         "investigation",
         "analysis",
         "serum",
+    ]
+)
+# Words that, alone, name a kind of sample or a department, never one test ("Blood tests",
+# "Urine", "Biochemistry" are headings): a name made only of them matches nothing.
+GENERIC = frozenset(
+    [
+        "blood",
+        "bloods",
+        "urine",
+        "stool",
+        "plasma",
+        "sputum",
+        "fluid",
+        "tissue",
+        "chemistry",
+        "biochemistry",
+        "hematology",
+        "microbiology",
+        "radiology",
+        "lab",
+        "laboratory",
+        "labs",
+        "panel",
+        "profile",
+        "xray",
+        "ultrasound",
+        "ct",
+        "mri",
+        "physical",
+        "exam",
+        "examination",
+        "general",
+        "other",
     ]
 )
 # Words that name the same thing, folded to one spelling.
@@ -120,7 +153,10 @@ _SPELLING = (
     ("caes", "ces"),
 )
 _WORD = re.compile(r"[a-z0-9]+")
-NEAR_MISS = 0.8  # normalised Levenshtein similarity for a spelling slip in a long word
+# A spelling slip: the same first letter and a normalised Levenshtein similarity of at least
+# this (one slip in a word of seven letters or more: "Troponine"; never "Wrist" for "Waist" or
+# "Endoscopy" for "Fundoscopy").
+NEAR_MISS = 0.85
 SHORTLIST = 8
 
 
@@ -168,6 +204,7 @@ def _pairs(query: tuple[str, ...], candidate: tuple[str, ...]) -> bool:
                     c
                     for c in left
                     if len(c) >= 5
+                    and c[0] == word[0]
                     and not any(ch.isdigit() for ch in c)
                     and Levenshtein.normalized_similarity(word, c) >= NEAR_MISS
                 ),
@@ -190,14 +227,16 @@ class NameIndex:
 
     def exact(self, name: str) -> str | None:
         found = key(name)
-        return self.by_key.get(found) if found else None
+        if not found or set(found.split()) <= GENERIC:
+            return None
+        return self.by_key.get(found)
 
     def suggest(self, name: str) -> str | None:
         exact = self.exact(name)
         if exact is not None:
             return exact
         wanted = key(name)
-        if not wanted:
+        if not wanted or set(wanted.split()) <= GENERIC:
             return None
         from rapidfuzz import fuzz, process
 
@@ -219,3 +258,62 @@ def resolve_loosely(name: str, catalog: Catalog) -> str | None:
     """The catalog spelling whose words are exactly ``name``'s (no spelling slips): how an
     importer or a harness maps an outside name onto the catalog without guessing."""
     return catalog.name_index().exact(name)
+
+
+def resolve_in(
+    name: str, within: str | Sequence[str] | None, catalog: Catalog
+) -> CatalogTest | None:
+    """The test ``name`` means when read under the heading ``within`` (a panel, a procedure,
+    a specimen: "Na" under "Urinalysis" is urine sodium; a list of headings, outermost first,
+    when a heading's own heading decides), or None. What an importer uses for names from
+    outside: catalog names and aliases first (a panel's own names for its members before all
+    others), then the same words as a catalog spelling, then the name with its heading
+    ("Culture" under "Stool test" is a stool culture), then a safe suggestion."""
+    headings = [within] if isinstance(within, str) else list(within or ())
+    named = [t for h in headings if (t := _heading(h, catalog)) is not None]
+    panel = named[-1] if named else None
+    within = headings[-1] if headings else None
+    test = catalog.resolve(name, panel=panel)
+    index = catalog.name_index()
+    if test is None:
+        spelling = index.exact(name) or (index.exact(f"{within} {name}") if within else None)
+        spelling = spelling or index.suggest(name)
+        test = catalog.resolve(spelling) if spelling else None
+    specimen = None
+    for heading in reversed(headings):  # the innermost heading that implies a specimen
+        specimen = _specimen_of(heading, _heading(heading, catalog), catalog)
+        if specimen:
+            break
+    if test is not None and specimen and test.specimen and test.specimen != specimen:
+        for base in dict.fromkeys((name, test.name, *test.aliases)):
+            other = index.exact(f"{specimen} {base}")
+            found = catalog.resolve(other) if other else None
+            if found is not None and found.specimen == specimen:
+                return found
+    return test
+
+
+def _heading(within: str, catalog: Catalog) -> CatalogTest | None:
+    """The test a heading names: itself, or its longest leading words that name one
+    ("Arthrocentesis of Right Knee" is a joint aspiration)."""
+    parts = within.replace("_", " ").split()
+    for end in range(len(parts), 0, -1):
+        text = " ".join(parts[:end])
+        found = catalog.resolve(text)
+        if found is None:
+            spelling = catalog.name_index().exact(text)
+            found = catalog.resolve(spelling) if spelling else None
+        if found is not None:
+            return found
+    return None
+
+
+def _specimen_of(within: str | None, panel: CatalogTest | None, catalog: Catalog) -> str | None:
+    """The specimen a heading implies: its test's, or the one its words name ("Urine")."""
+    if not within:
+        return None
+    if panel is not None and panel.specimen:
+        return panel.specimen
+    heading = f" {key(within)} "
+    named = [s for s in catalog.specimens if f" {key(s)} " in heading and key(s)]
+    return max(named, key=len) if named else None
