@@ -182,6 +182,7 @@ def run(args: argparse.Namespace) -> list[str]:
             large,
             args.cases,
         )
+        measure(casebank("validate"), large, 1)  # a dry run never writes the cache: fill it
         fig(
             "dryrun_warm",
             "casebank release --dry-run (validation cache warm)",
@@ -196,9 +197,90 @@ def run(args: argparse.Namespace) -> list[str]:
             large,
             args.cases,
         )
+        bundle = work / "bundle"
+        fig(
+            "export",
+            "casebank export --release 1.0.0 (jsonl)",
+            casebank("export", "--release", "1.0.0", "--out", str(bundle), "--force"),
+            large,
+            args.cases,
+        )
+        submissions, one = _submissions(bundle, work)
+        fig(
+            "score1",
+            "casebank score (1 submission: loading and verifying the release)",
+            casebank("score", "--release", "1.0.0", str(one), "--format", "json"),
+            large,
+            1,
+        )
+        fig(
+            "score",
+            f"casebank score ({args.cases:,} submissions)",
+            casebank("score", "--release", "1.0.0", str(submissions), "--format", "json"),
+            large,
+            args.cases,
+        )
+        case_id = sorted((small / "cases").glob("*.yaml"))[0].stem
+        fig(
+            "results",
+            "casebank results (one case, 5 tests, start-up included)",
+            casebank("results", case_id, "ECG", "CBC", "Troponin", "Chest X-ray", "Lipase"),
+            small,
+            1,
+        )
+        seconds = _inline(ORACLE_LOOP, small / "cases" / f"{case_id}.yaml", small / "catalog.yaml")
+        figures["oracle"] = Figure(
+            "results oracle, 10,000 requests (library, in-process)", 10_000, seconds, 0
+        )
+        print(figures["oracle"].row(), flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return ratios(figures, args)
+
+
+ORACLE_LOOP = """
+import sys, time
+from casebank.format.catalog import build_catalog
+from casebank.format.loader import load_document
+from casebank.serve.oracle import Oracle
+case = load_document("case.yaml", open(sys.argv[1], "rb").read()).document.data
+catalog = build_catalog(load_document("catalog.yaml", open(sys.argv[2], "rb").read()).document.data)
+names = [t.name for t in catalog.tests[:200]] + ["ECG", "hs-troponin", "Urine dipstick", "Tarot"]
+oracle = Oracle(case, catalog)
+start = time.perf_counter()
+for i in range(10_000):
+    oracle.answer(names[i % len(names)])
+print(time.perf_counter() - start)
+"""
+
+
+def _inline(script: str, *argv: Path) -> float:
+    """Seconds a script measures itself (library figures, without start-up)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(str, argv)], check=True, capture_output=True, text=True
+    )
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def _submissions(bundle: Path, work: Path) -> tuple[Path, Path]:
+    """One gold-standard submission per exported case, and a file with only the first."""
+    import json
+
+    lines = []
+    for line in (bundle / "cases.jsonl").read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        case = json.loads(record["case"])
+        must = case.get("investigations", {}).get("expected", {}).get("must_order", [])
+        tests = [m if isinstance(m, str) else m.get("test", "") for m in must]
+        plan = case.get("management_gold", {}).get("treatment_plan", [])
+        diagnosis = case["ground_truth"]["final_diagnosis"]
+        row = {"case_id": record["case_id"], "version": record["version"], "diagnosis": diagnosis,
+               "tests": tests, "plan": plan}  # fmt: skip
+        lines.append(json.dumps(row))
+    every, one = work / "submissions.jsonl", work / "one.jsonl"
+    every.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    one.write_text(lines[0] + "\n", encoding="utf-8")
+    return every, one
 
 
 def _touch(repo: Path, count: int) -> list[Path]:
@@ -241,6 +323,12 @@ def ratios(f: dict[str, Figure], args: argparse.Namespace) -> list[str]:
         f"| release --dry-run (no cache) ÷ cold validation | {ratio('dryrun', 'cold'):.2f}× "
         "| ≤ 2× |",
         f"| verify ÷ cold validation | {ratio('verify', 'cold'):.2f}× | ≤ 2× |",
+        f"| export ÷ cold validation, {args.cases:,} cases | {ratio('export', 'cold'):.2f}× "
+        "| ≤ 1.5× |",
+        f"| scoring {args.cases:,} submissions, beyond loading the release | "
+        f"{f['score'].wall - f['score1'].wall:.2f} s | < 1 s |",
+        f"| casebank results, one case, start-up included | {f['results'].wall:.2f} s | < 1 s |",
+        f"| results oracle, 10,000 requests in-process | {f['oracle'].wall:.3f} s | < 1 s |",
     ]
 
 
