@@ -28,14 +28,14 @@ def validate(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (arguments pass through to pytest)."""
-    session.install(".[test]")
+    session.install(".[site,test]")
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff, mypy, generated files up to date, and the workflow linters actionlint and zizmor."""
-    session.install(".[lint]")
+    session.install(".[lint,site]")
     session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("mypy")

@@ -90,3 +90,16 @@ def test_commands_are_the_only_meeting_place() -> None:
             m.startswith("casebank.release") for m in direct
         )
         assert not both, f"{module} imports both the check and the release side"
+
+
+def test_the_site_only_renders() -> None:
+    """The site side reads no git, no release and no working tree: commands/site_input.py
+    gathers what it shows and hands it over as plain data. Only commands build a site."""
+    gatherers = ("casebank.release", "casebank.check", "casebank.commands", "casebank.workspace")
+    for module in side("casebank.site"):
+        leaks = sorted(m for m in reachable(module) if m.startswith(gatherers))
+        assert not leaks, f"{module} reaches beyond rendering: {leaks}"
+    for module in MODULES:
+        if not module.startswith(("casebank.site", "casebank.commands")):
+            users = sorted(m for m in GRAPH[module] if m.startswith("casebank.site"))
+            assert not users, f"{module} imports the site side: {users}"

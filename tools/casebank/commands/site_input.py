@@ -1,0 +1,427 @@
+"""What `casebank site` shows, read from the working tree or from a release in git.
+
+The site side only renders; this module reads. Without ``--release`` the cases come from the
+working tree (each loaded with the total loader; a file that cannot be read is left out with a
+warning) and their history from the releases committed on HEAD. With ``--release X.Y.Z`` every
+case is the blob its manifest names, its attachments the blobs of the release's source commit,
+each checked against the manifest's hashes. Either way git runs a fixed number of times, never
+once per case or per commit: the manifests, one ``ls-tree``, one batched ``cat-file``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from casebank.errors import CasebankError, UsageError
+from casebank.format.canonical import sha256_hex
+from casebank.format.layout import (
+    CASES_DIR,
+    POLICY_FILE,
+    attachment_of,
+    attachment_path,
+    case_id_from_path,
+    is_case_path,
+)
+from casebank.format.loader import load_document
+from casebank.format.policy import DEFAULT_LICENCE, load_policy
+from casebank.release import git
+from casebank.release.diff import MISSING, CaseState, diff_cases, show_value
+from casebank.release.history import ReleasedVersion, released_versions
+from casebank.release.manifest import (
+    DATASET_NAME,
+    Author,
+    CaseEntry,
+    Manifest,
+    latest_entries,
+    parse_version,
+    version_key,
+)
+from casebank.release.prepare import previous_manifests, require_head
+from casebank.site.model import (
+    Attachment,
+    Event,
+    FieldDiff,
+    ReleasedCase,
+    SiteCase,
+    SiteInput,
+    SiteRelease,
+    Withdrawal,
+)
+from casebank.workspace import scan_cases
+
+SHOWN_LIMIT = 600  # characters of a changed value shown in a diff
+
+
+def warn(message: str) -> None:
+    print(f"casebank site: warning: {message}", file=sys.stderr)
+
+
+def names(people: Iterable[Author]) -> tuple[str, ...]:
+    """People as the site shows them: by name (addresses stay in the manifests)."""
+    return tuple(dict.fromkeys(p.name or p.email for p in people))
+
+
+# --- the working tree -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    path: str
+    data: dict[str, Any]
+    attachments: dict[str, bytes]
+
+    def state(self) -> CaseState:
+        hashes = {name: sha256_hex(raw) for name, raw in sorted(self.attachments.items())}
+        return CaseState(self.path, self.data, hashes)
+
+
+def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
+    """The working tree's cases, with the history of the releases committed on HEAD."""
+    loaded, skipped = _load_tree(root)
+    notes = []
+    if changed_since is not None:
+        wanted = _changed(root, changed_since)
+        loaded = {c: case for c, case in loaded.items() if c in wanted}
+        notes.append(f"A preview of the {len(loaded)} cases changed since {changed_since}.")
+    if skipped:
+        notes.append(
+            f"{skipped} case file(s) could not be read and are left out; "
+            "`casebank validate` says why."
+        )
+    manifests = _committed_manifests(root)
+    policy_file = root / POLICY_FILE
+    policy = load_policy(policy_file.read_bytes() if policy_file.is_file() else None)
+    history = _History.read(root, manifests, set(loaded))
+    cases = tuple(history.working_case(case_id, case) for case_id, case in sorted(loaded.items()))
+    label = "Working tree" + (f", changed since {changed_since}" if changed_since else "")
+    return SiteInput(
+        title=policy.name,
+        label=label,
+        release=None,
+        cases=cases,
+        releases=tuple(site_releases(manifests)),
+        licence=policy.licence,
+        notes=tuple(notes),
+    )
+
+
+def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
+    listing = scan_cases(root)
+    loaded: dict[str, _Loaded] = {}
+    skipped = 0
+    for relative in listing.case_files:
+        case_id = case_id_from_path(relative)
+        if case_id in loaded:
+            warn(f"{relative}: left out, {loaded[case_id].path} has the same case id")
+            skipped += 1
+            continue
+        data = _read_case(root, relative)
+        if data is None:
+            skipped += 1
+            continue
+        attachments = {
+            name: (root / attachment_path(case_id, name)).read_bytes()
+            for name in sorted(listing.attachments.get(case_id, ()))
+        }
+        loaded[case_id] = _Loaded(relative, data, attachments)
+    return loaded, skipped
+
+
+def _read_case(root: Path, relative: str) -> dict[str, Any] | None:
+    try:
+        raw = (root / relative).read_bytes()
+    except OSError as exc:
+        warn(f"{relative}: left out, it cannot be read ({exc.strerror}); check its permissions")
+        return None
+    result = load_document(relative, raw)
+    if result.document is None or not isinstance(result.document.data, dict):
+        issue = result.issues[0] if result.issues else None
+        where = f"{relative}:{issue.line}:{issue.column}" if issue else relative
+        what = issue.message if issue else "it is not a mapping of fields"
+        warn(f"{where}: left out, {what}; run `casebank validate {relative}`")
+        return None
+    return result.document.data
+
+
+def _changed(root: Path, revision: str) -> set[str]:
+    git.check_repository(root)
+    _, files = git.changed_files(root, revision)
+    wanted = {case_id_from_path(f) for f in files if is_case_path(f)}
+    wanted.update(found[0] for f in files if (found := attachment_of(f)) is not None)
+    return wanted
+
+
+def _committed_manifests(root: Path) -> list[Manifest]:
+    """The releases committed on HEAD; none outside a git repository (said once)."""
+    head = git.resolve_commit(root, "HEAD")
+    if head is None:
+        warn(f"{root} has no git history: the site shows no releases")
+        return []
+    return previous_manifests(root, head)
+
+
+# --- a release ------------------------------------------------------------------------------
+
+
+def released_site(root: Path, release: str) -> SiteInput:
+    """The cases exactly as released in ``release``, read from git alone."""
+    if parse_version(release) is None:
+        raise UsageError(f"--release {release!r}: expected X.Y.Z")
+    manifests = previous_manifests(root, require_head(root))
+    chosen = next((m for m in manifests if m.version == release), None)
+    if chosen is None:
+        known = ", ".join(m.version for m in manifests) or "none yet"
+        raise CasebankError(f"there is no release {release}", f"releases: {known}")
+    upto = [m for m in manifests if version_key(m.version) <= version_key(release)]
+    attached = _release_attachments(root, chosen)
+    history = _History.read(root, upto, extra=[oid for oid, _ in attached.values()])
+    cases = tuple(
+        history.released_case(entry, chosen, attached)
+        for entry in sorted(chosen.cases, key=lambda e: e.case_id)
+    )
+    return SiteInput(
+        title=chosen.dataset or DATASET_NAME,
+        label=f"Release {release}",
+        release=release,
+        cases=cases,
+        releases=tuple(site_releases(upto)),
+        licence=chosen.licence or DEFAULT_LICENCE,
+    )
+
+
+def _release_attachments(root: Path, manifest: Manifest) -> dict[str, tuple[str, str]]:
+    """Attachment path -> (blob, SHA-256 the manifest records), from the source commit."""
+    expected = {
+        attachment_path(entry.case_id, name): sha
+        for entry in manifest.cases
+        for name, sha in entry.attachments.items()
+    }
+    if not expected:
+        return {}
+    found = {
+        e.path: e.oid
+        for e in git.list_tree(root, manifest.source_commit, CASES_DIR)
+        if e.object_type == "blob" and e.path in expected
+    }
+    missing = sorted(set(expected) - set(found))
+    if missing:
+        raise CasebankError(
+            f"{missing[0]} is in the manifest of release {manifest.version} but not in its "
+            f"source commit {manifest.source_commit[:12]}",
+            "run `casebank verify`; restore the release's history from its published copy",
+        )
+    return {path: (found[path], sha) for path, sha in expected.items()}
+
+
+# --- history --------------------------------------------------------------------------------
+
+
+@dataclass
+class _History:
+    """Every released version of the cases shown, read in one batch of blobs."""
+
+    manifests: list[Manifest]
+    blobs: dict[str, bytes]
+
+    @classmethod
+    def read(
+        cls,
+        root: Path,
+        manifests: list[Manifest],
+        only: Collection[str] | None = None,
+        extra: Sequence[str] = (),
+    ) -> _History:
+        """Read the blob of every released version (of the cases in ``only``, if given)."""
+        wanted = dict.fromkeys(
+            e.blob for m in manifests for e in m.cases if only is None or e.case_id in only
+        )
+        wanted.update(dict.fromkeys(extra))
+        blobs = dict(git.read_blobs(root, list(wanted))) if wanted else {}
+        return cls(manifests, blobs)
+
+    def data(self, entry: CaseEntry) -> dict[str, Any] | None:
+        loaded = load_document(entry.path, self.blobs[entry.blob]).document
+        return loaded.data if loaded is not None and isinstance(loaded.data, dict) else None
+
+    def state(self, entry: CaseEntry) -> CaseState:
+        return CaseState(entry.path, self.data(entry), dict(entry.attachments))
+
+    def events(self, case_id: str) -> list[Event]:
+        events: list[Event] = []
+        before: CaseEntry | None = None
+        for item in released_versions(self.manifests, case_id):
+            events.append(self._event(case_id, item, before))
+            before = item.entry or before
+        return events
+
+    def _event(self, case_id: str, item: ReleasedVersion, before: CaseEntry | None) -> Event:
+        entry = item.entry
+        if entry is None:
+            return Event(item.release, item.event, item.version)
+        changes = () if before is None else field_diffs(self.state(before), self.state(entry))
+        return Event(
+            release=item.release,
+            event=item.event,
+            version=item.version,
+            date=entry.last_changed_date,
+            commit=entry.last_changed_commit,
+            authors=names(entry.authors),
+            reviewers=names(entry.reviewers),
+            changes=changes,
+            note=self.withdrawal(case_id, item.version),
+        )
+
+    def withdrawal(self, case_id: str, version: int) -> str:
+        """Why ``case_id@version`` was withdrawn, as the newest manifest carries it."""
+        found = self.manifests[-1].withdrawal(case_id, version) if self.manifests else None
+        return f"withdrawn in release {found.release}: {found.reason}" if found else ""
+
+    def working_case(self, case_id: str, case: _Loaded) -> SiteCase:
+        entry = latest_entries(self.manifests).get(case_id)
+        events = self.events(case_id)
+        state = case.state()
+        shown = SiteCase(
+            case_id=case_id,
+            path=case.path,
+            data=case.data,
+            content_hash=state.content_hash(),
+            state="not released yet",
+            attachments=_attachments(case.attachments),
+            history=tuple(events),
+        )
+        if entry is None:
+            return shown
+        released = self._where(entry)
+        if state.content_hash() == entry.sha256:
+            words = f"as released in {released}"
+        else:
+            words = f"changed since release {released}: v{entry.version + 1} at the next release"
+            changes = field_diffs(self.state(entry), state)
+            events.append(Event(None, "unreleased changes", None, changes=changes))
+        return replace(
+            shown,
+            version=entry.version,
+            state=words,
+            unreleased=state.content_hash() != entry.sha256,
+            history=tuple(events),
+            withdrawn=self.withdrawal(case_id, entry.version),
+            **self._people(entry, released),
+        )
+
+    def released_case(
+        self, entry: CaseEntry, manifest: Manifest, attached: Mapping[str, tuple[str, str]]
+    ) -> SiteCase:
+        data = self.data(entry)
+        if data is None:
+            raise CasebankError(
+                f"{entry.path} in release {manifest.version} cannot be read",
+                "run `casebank verify`: a released case always loads",
+            )
+        files = []
+        for name in sorted(entry.attachments):
+            oid, sha = attached[attachment_path(entry.case_id, name)]
+            raw = self.blobs[oid]
+            if sha256_hex(raw) != sha:
+                raise CasebankError(
+                    f"{attachment_path(entry.case_id, name)} in the source commit of release "
+                    f"{manifest.version} does not match its manifest",
+                    "run `casebank verify`",
+                )
+            files.append(Attachment(name, raw))
+        return SiteCase(
+            case_id=entry.case_id,
+            path=entry.path,
+            data=data,
+            version=entry.version,
+            content_hash=entry.sha256,
+            state=f"released in {self._where(entry)}",
+            attachments=tuple(files),
+            history=tuple(self.events(entry.case_id)),
+            withdrawn=self.withdrawal(entry.case_id, entry.version),
+            **self._people(entry, manifest.version),
+        )
+
+    def _where(self, entry: CaseEntry) -> str:
+        """The first release that carried this version."""
+        for manifest in self.manifests:
+            found = manifest.case(entry.case_id)
+            if found is not None and found.version == entry.version:
+                return manifest.version
+        return entry.first_release
+
+    @staticmethod
+    def _people(entry: CaseEntry, release: str) -> dict[str, Any]:
+        return {
+            "authors": names(entry.authors),
+            "reviewers": names(entry.reviewers),
+            "credited_in": release,
+            "provenance": dict(entry.provenance),
+        }
+
+
+def _attachments(files: Mapping[str, bytes]) -> tuple[Attachment, ...]:
+    return tuple(Attachment(name, raw) for name, raw in sorted(files.items()))
+
+
+def field_diffs(before: CaseState, after: CaseState) -> tuple[FieldDiff, ...]:
+    """Field-level changes from one state of a case to another, as the site shows them."""
+    found = diff_cases({"case": before}, {"case": after}, {})
+    if not found:
+        return ()
+    return tuple(FieldDiff(c.path, _shown(c.old), _shown(c.new)) for d in found for c in d.changes)
+
+
+def _shown(value: Any) -> str:
+    return show_value(value, SHOWN_LIMIT) if value is not MISSING else "(absent)"
+
+
+# --- releases -------------------------------------------------------------------------------
+
+
+def site_releases(manifests: Sequence[Manifest]) -> list[SiteRelease]:
+    """Each release's change lists, with titles (a removed case's from its last release)."""
+    pages = []
+    for i, manifest in enumerate(manifests):
+        earlier = latest_entries(manifests[:i])
+        title = {e.case_id: e.title for e in manifest.cases}
+        pages.append(
+            SiteRelease(
+                version=manifest.version,
+                previous=manifest.previous_version,
+                created=manifest.created,
+                source_commit=manifest.source_commit,
+                cases=len(manifest.cases),
+                added=tuple(
+                    ReleasedCase(a.case_id, title.get(a.case_id, ""), a.version)
+                    for a in sorted(manifest.added, key=lambda a: a.case_id)
+                ),
+                changed=tuple(
+                    ReleasedCase(
+                        c.case_id,
+                        title.get(c.case_id, ""),
+                        c.to_version,
+                        c.from_version,
+                        c.sections,
+                    )
+                    for c in sorted(manifest.changed, key=lambda c: c.case_id)
+                ),
+                removed=tuple(
+                    ReleasedCase(
+                        r.case_id,
+                        earlier[r.case_id].title if r.case_id in earlier else "",
+                        r.last_version,
+                    )
+                    for r in sorted(manifest.removed, key=lambda r: r.case_id)
+                ),
+                withdrawn=tuple(
+                    Withdrawal(w.case_id, w.version, w.reason, w.release)
+                    for w in sorted(manifest.withdrawn, key=lambda w: (w.case_id, w.version))
+                    if w.release == manifest.version
+                ),
+            )
+        )
+    return pages
