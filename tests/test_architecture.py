@@ -92,6 +92,18 @@ def test_commands_are_the_only_meeting_place() -> None:
         assert not both, f"{module} imports both the check and the release side"
 
 
+def test_importers_stand_on_the_format_side_alone() -> None:
+    """An importer turns records into case data; it reads and writes nothing, checks nothing
+    and releases nothing, so it needs only what a case is."""
+    allowed = ("casebank.importers", "casebank.format", "casebank.errors")
+    assert side("casebank.importers"), "the importers side exists"
+    for module in side("casebank.importers"):
+        leaks = sorted(
+            m for m in reachable(module) if m != "casebank" and not m.startswith(allowed)
+        )
+        assert not leaks, f"{module} reaches beyond the format side: {leaks}"
+
+
 def test_the_site_only_renders() -> None:
     """The site side reads no git, no release and no working tree: commands/site_input.py
     gathers what it shows and hands it over as plain data. Only commands build a site."""

@@ -49,7 +49,10 @@ COMMANDS = (
     "score",
     "judge-items",
     "site",
+    "import",
 )
+# Commands whose name is a Python keyword live in a module of another name.
+MODULES = {"import": "import_cases"}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,7 +62,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _load(name: str) -> ModuleType:
     """The module of command ``name``: ``review-status`` lives in ``review_status.py``."""
-    return importlib.import_module(f"casebank.commands.{name.replace('-', '_')}")
+    module = MODULES.get(name, name.replace("-", "_"))
+    return importlib.import_module(f"casebank.commands.{module}")
 
 
 def _shared_options(command: ModuleType) -> _Parser:
