@@ -226,19 +226,29 @@ def _lines(raw: bytes, file: str, problems: list[str]) -> Iterable[tuple[int, di
         yield number, value
 
 
-def _field(
-    value: dict[str, Any], key: str, kind: type, file: str, number: int, problems: list[str]
-) -> Any:
-    item = value.get(key)
-    ok = isinstance(item, kind) and not (kind is int and isinstance(item, bool))
-    if kind is list and isinstance(item, list):
-        ok = all(isinstance(x, str) for x in item)
-    if not ok:
-        shown = {str: "text", int: "a whole number", bool: "true or false", list: "a list of texts"}
-        what = "missing" if key not in value else f"not {shown[kind]}"
-        problems.append(f"{file}:{number}: `{key}` is {what}")
-        return None
-    return item
+_SHOWN = {str: "text", int: "a whole number", bool: "true or false", list: "a list of texts"}
+_SUBMISSION = {"case_id": str, "version": int, "diagnosis": str, "tests": list, "plan": list}
+_JUDGEMENT = {"case_id": str, "version": int, "item": str, "met": bool, "judge": str}
+
+
+def _records(
+    raw: bytes, file: str, fields: Mapping[str, type], problems: list[str]
+) -> Iterable[tuple[int, dict[str, Any]]]:
+    """Each line's object whose ``fields`` all have their type (a list: of texts); every
+    missing or mistyped field is a problem naming the line."""
+    for number, value in _lines(raw, file, problems):
+        wrong = False
+        for key, kind in fields.items():
+            item = value.get(key)
+            ok = isinstance(item, kind) and not (kind is int and isinstance(item, bool))
+            if kind is list and isinstance(item, list):
+                ok = all(isinstance(x, str) for x in item)
+            if not ok:
+                what = "missing" if key not in value else f"not {_SHOWN[kind]}"
+                problems.append(f"{file}:{number}: `{key}` is {what}")
+                wrong = True
+        if not wrong:
+            yield number, value
 
 
 def parse_submissions(raw: bytes, file: str) -> list[Submission]:
@@ -246,30 +256,20 @@ def parse_submissions(raw: bytes, file: str) -> list[Submission]:
     problems: list[str] = []
     found: list[Submission] = []
     seen: dict[tuple[str, int], int] = {}
-    for number, value in _lines(raw, file, problems):
-        before = len(problems)
-        case_id = _field(value, "case_id", str, file, number, problems)
-        version = _field(value, "version", int, file, number, problems)
-        diagnosis = _field(value, "diagnosis", str, file, number, problems)
-        tests = _field(value, "tests", list, file, number, problems)
-        plan = _field(value, "plan", list, file, number, problems)
-        if len(problems) > before:
-            continue
-        key = (case_id, version)
+    for number, value in _records(raw, file, _SUBMISSION, problems):
+        key = (value["case_id"], value["version"])
         if key in seen:
             problems.append(
-                f"{file}:{number}: a second submission for {case_id}@{version} "
+                f"{file}:{number}: a second submission for {key[0]}@{key[1]} "
                 f"(the first is on line {seen[key]})"
             )
             continue
         seen[key] = number
-        extra = {
-            k: v
-            for k, v in value.items()
-            if k not in {"case_id", "version", "diagnosis", "tests", "plan"}
-        }
+        extra = {k: v for k, v in value.items() if k not in _SUBMISSION}
         found.append(
-            Submission(number, case_id, version, diagnosis, tuple(tests), tuple(plan), extra)
+            Submission(
+                number, *key, value["diagnosis"], tuple(value["tests"]), tuple(value["plan"]), extra
+            )
         )
     if problems:
         raise InputError(problems)
@@ -277,28 +277,21 @@ def parse_submissions(raw: bytes, file: str) -> list[Submission]:
 
 
 def parse_judgements(raw: bytes, file: str) -> list[Judgement]:
+    """Every verdict line; raises InputError listing every bad line."""
     problems: list[str] = []
     found: list[Judgement] = []
     seen: dict[tuple[str, int, str], Judgement] = {}
-    for number, value in _lines(raw, file, problems):
-        before = len(problems)
-        case_id = _field(value, "case_id", str, file, number, problems)
-        version = _field(value, "version", int, file, number, problems)
-        item = _field(value, "item", str, file, number, problems)
-        met = _field(value, "met", bool, file, number, problems)
-        judge = _field(value, "judge", str, file, number, problems)
-        if len(problems) > before:
-            continue
-        key = (case_id, version, item)
+    for number, value in _records(raw, file, _JUDGEMENT, problems):
+        judgement = Judgement(number, *(value[k] for k in _JUDGEMENT))
+        key = (judgement.case_id, judgement.version, judgement.item)
         first = seen.get(key)
         if first is not None:
-            verdict = "the same" if first.met == met else "a different"
+            verdict = "the same" if first.met == judgement.met else "a different"
             problems.append(
-                f"{file}:{number}: {verdict} verdict on {case_id}@{version} {item} again "
+                f"{file}:{number}: {verdict} verdict on {key[0]}@{key[1]} {key[2]} again "
                 f"(first on line {first.line}); give each item one verdict"
             )
             continue
-        judgement = Judgement(number, case_id, version, item, met, judge)
         seen[key] = judgement
         found.append(judgement)
     if problems:
