@@ -104,3 +104,36 @@ def bench(session: nox.Session) -> None:
     """Benchmarks at dataset scale (see benchmarks/README.md); prints time and memory."""
     session.install(".", "check-jsonschema")
     session.run("python", "benchmarks/run.py", *session.posargs)
+
+
+AXE_CORE_NPM = "4.14.1"
+# Playwright drives the system's Chromium (CASEBANK_CHROMIUM, or `chromium` on PATH); it must
+# never download a browser of its own.
+_NO_BROWSER_DOWNLOAD = {"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
+
+
+@nox.session(default=False)
+def browser(session: nox.Session) -> None:
+    """The site in a real headless Chromium, checked with axe-core (see docs/site.md)."""
+    session.install(".[site,test]", "playwright>=1.45")
+    tools = session.cache_dir / "npm-axe"
+    session.run(
+        "npm",
+        "install",
+        "--silent",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(tools),
+        f"axe-core@{AXE_CORE_NPM}",
+        external=True,
+    )
+    axe = tools / "node_modules" / "axe-core" / "axe.min.js"
+    session.run(
+        "pytest",
+        "-m",
+        "browser",
+        "tests/browser",
+        *session.posargs,
+        env={"CASEBANK_AXE": str(axe), **_NO_BROWSER_DOWNLOAD},
+    )
