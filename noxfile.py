@@ -106,6 +106,13 @@ def bench(session: nox.Session) -> None:
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 
+@nox.session(default=False)
+def site(session: nox.Session) -> None:
+    """Build the static site: `-- --out DIR [--release X.Y.Z | --changed-since REV]`."""
+    session.install(".[site]")
+    session.run("casebank", "site", *session.posargs)
+
+
 AXE_CORE_NPM = "4.14.1"
 # Playwright drives the system's Chromium (CASEBANK_CHROMIUM, or `chromium` on PATH); it must
 # never download a browser of its own.
