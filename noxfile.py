@@ -144,3 +144,69 @@ def browser(session: nox.Session) -> None:
         *session.posargs,
         env={"CASEBANK_AXE": str(axe), **_NO_BROWSER_DOWNLOAD},
     )
+
+
+@nox.session(default=False)
+def screenshots(session: nox.Session) -> None:
+    """Retake docs/img/site-index.png and docs/img/site-case.png from the working tree."""
+    session.install(".[site]", "playwright>=1.45", "Pillow")
+    session.run(
+        "python", "tests/browser/screenshots.py", *session.posargs, env=_NO_BROWSER_DOWNLOAD
+    )
+
+
+@nox.session(default=False)
+def bundle(session: nox.Session) -> None:
+    """Release artefacts in dist/: `-- X.Y.Z` (export bundle, its tarball, SHA256SUMS)."""
+    if len(session.posargs) != 1:
+        session.error("give the release version: nox -s bundle -- X.Y.Z")
+    version = session.posargs[0]
+    session.install(".[export]")
+    folder = f"dist/casebank-{version}"
+    session.run("casebank", "export", "--release", version, "--out", folder, "--force")
+    _release_assets(version, folder)
+
+
+def _release_assets(version: str, folder: str) -> None:
+    """The release's assets, side by side in dist/: casebank-X.Y.Z.tar.gz (the bundle; the
+    same bytes for the same bundle: sorted names, no owners, times or gzip timestamp), copies
+    of its cases.jsonl and manifest.json, and SHA256SUMS over them (what is attested)."""
+    import gzip
+    import hashlib
+    import io
+    import pathlib
+    import tarfile
+
+    root = pathlib.Path(folder)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            info = tarfile.TarInfo(f"casebank-{version}/{path.relative_to(root).as_posix()}")
+            info.size, info.mode, info.mtime = path.stat().st_size, 0o644, 0
+            with path.open("rb") as content:
+                tar.addfile(info, content)
+    dist = root.parent
+    (dist / f"casebank-{version}.tar.gz").write_bytes(gzip.compress(raw.getvalue(), mtime=0))
+    for name in ("cases.jsonl", "manifest.json"):
+        (dist / f"casebank-{version}-{name}").write_bytes((root / name).read_bytes())
+    assets = sorted(dist.glob(f"casebank-{version}[.-]*"))
+    sums = "".join(
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in assets if p.is_file()
+    )
+    (dist / "SHA256SUMS").write_text(sums, encoding="utf-8")
+
+
+@nox.session(default=False)
+def publish(session: nox.Session) -> None:
+    """Attach the release assets to the GitHub release vX.Y.Z (`-- X.Y.Z`; needs `gh`)."""
+    if len(session.posargs) != 1:
+        session.error("give the release version: nox -s publish -- X.Y.Z")
+    version = session.posargs[0]
+    folder = f"dist/casebank-{version}"
+    assets = [f"dist/casebank-{version}{tail}" for tail in (".tar.gz", "-cases.jsonl")]
+    assets += [f"dist/casebank-{version}-manifest.json", "dist/SHA256SUMS"]
+    session.run(
+        "gh", "release", "create", f"v{version}", *assets,
+        "--verify-tag", "--title", f"casebank {version}", "--notes-file", f"{folder}/README.md",
+        external=True,
+    )  # fmt: skip
