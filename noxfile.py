@@ -153,4 +153,3 @@ def screenshots(session: nox.Session) -> None:
     session.run(
         "python", "tests/browser/screenshots.py", *session.posargs, env=_NO_BROWSER_DOWNLOAD
     )
-
