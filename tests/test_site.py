@@ -171,6 +171,21 @@ def test_a_release_page_says_what_changed(released: GitRepo, tmp_path: Path) -> 
     assert '<a href="../releases/1.0.0.html">1.0.0</a>' in second
 
 
+def test_history_read_in_one_pass_is_what_history_says_case_by_case(released: GitRepo) -> None:
+    from casebank.commands.site_input import released_events
+    from casebank.release.history import released_versions
+    from casebank.release.prepare import previous_manifests
+
+    released.write("cases/gamma.yaml", case_text("gamma", "Case gamma, back"))
+    released.commit("Bring gamma back")
+    assert main(["release", "--root", str(released.root), "2.1.0"]) == 0
+    manifests = previous_manifests(released.root, "HEAD")
+    events = released_events(manifests)
+    for case_id in ("alpha", "beta", "gamma"):
+        assert events[case_id] == released_versions(manifests, case_id), case_id
+    assert [e.event for e in events["gamma"]] == ["added", "removed", "re-added"]
+
+
 def test_release_reads_git_not_the_working_tree(released: GitRepo, tmp_path: Path) -> None:
     (released.root / "cases/beta.yaml").write_text(case_text("beta", "Edited, never committed"))
     (released.root / "cases/alpha/attachments/report.pdf").write_bytes(b"%PDF changed on disk")
@@ -189,7 +204,7 @@ def test_changed_since_previews_only_the_changed_cases(released: GitRepo, tmp_pa
     out = tmp_path / "site"
     assert build(released.root, out, "--changed-since", "HEAD") == 0
     assert sorted(p.name for p in (out / "cases").glob("*.html")) == ["alpha.html"]
-    assert "A preview of the 1 cases changed since HEAD." in page(out, "index.html")
+    assert "A preview of the 1 case changed since HEAD." in page(out, "index.html")
 
 
 def test_a_file_that_cannot_be_loaded_is_left_out_with_a_warning(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from casebank.format.loader import load_document
 from casebank.format.policy import DEFAULT_LICENCE, load_policy
 from casebank.release import git
 from casebank.release.diff import MISSING, CaseState, diff_cases, show_value
-from casebank.release.history import ReleasedVersion, released_versions
+from casebank.release.history import ReleasedVersion
 from casebank.release.manifest import (
     DATASET_NAME,
     Author,
@@ -86,7 +86,8 @@ def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
     if changed_since is not None:
         wanted = _changed(root, changed_since)
         loaded = {c: case for c, case in loaded.items() if c in wanted}
-        notes.append(f"A preview of the {len(loaded)} cases changed since {changed_since}.")
+        count = f"{len(loaded)} case{'' if len(loaded) == 1 else 's'}"
+        notes.append(f"A preview of the {count} changed since {changed_since}.")
     if skipped:
         notes.append(
             f"{skipped} case file(s) could not be read and are left out; "
@@ -123,12 +124,20 @@ def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
         if data is None:
             skipped += 1
             continue
-        attachments = {
-            name: (root / attachment_path(case_id, name)).read_bytes()
-            for name in sorted(listing.attachments.get(case_id, ()))
-        }
+        attachments = _read_attachments(root, case_id, listing.attachments.get(case_id, ()))
         loaded[case_id] = _Loaded(relative, data, attachments)
     return loaded, skipped
+
+
+def _read_attachments(root: Path, case_id: str, names: Iterable[str]) -> dict[str, bytes]:
+    found = {}
+    for name in sorted(names):
+        path = attachment_path(case_id, name)
+        try:
+            found[name] = (root / path).read_bytes()
+        except OSError as exc:
+            warn(f"{path}: left out, it cannot be read ({exc.strerror}); check its permissions")
+    return found
 
 
 def _read_case(root: Path, relative: str) -> dict[str, Any] | None:
@@ -226,6 +235,8 @@ class _History:
 
     manifests: list[Manifest]
     blobs: dict[str, bytes]
+    released: dict[str, list[ReleasedVersion]] = field(default_factory=dict)
+    latest: dict[str, CaseEntry] = field(default_factory=dict)
 
     @classmethod
     def read(
@@ -241,7 +252,7 @@ class _History:
         )
         wanted.update(dict.fromkeys(extra))
         blobs = dict(git.read_blobs(root, list(wanted))) if wanted else {}
-        return cls(manifests, blobs)
+        return cls(manifests, blobs, released_events(manifests), latest_entries(manifests))
 
     def data(self, entry: CaseEntry) -> dict[str, Any] | None:
         loaded = load_document(entry.path, self.blobs[entry.blob]).document
@@ -253,7 +264,7 @@ class _History:
     def events(self, case_id: str) -> list[Event]:
         events: list[Event] = []
         before: CaseEntry | None = None
-        for item in released_versions(self.manifests, case_id):
+        for item in self.released.get(case_id, ()):
             events.append(self._event(case_id, item, before))
             before = item.entry or before
         return events
@@ -281,7 +292,7 @@ class _History:
         return f"withdrawn in release {found.release}: {found.reason}" if found else ""
 
     def working_case(self, case_id: str, case: _Loaded) -> SiteCase:
-        entry = latest_entries(self.manifests).get(case_id)
+        entry = self.latest.get(case_id)
         events = self.events(case_id)
         state = case.state()
         shown = SiteCase(
@@ -363,6 +374,34 @@ class _History:
         }
 
 
+def released_events(manifests: Sequence[Manifest]) -> dict[str, list[ReleasedVersion]]:
+    """``release.history.released_versions`` for every case at once: the same events in the
+    same order, in one pass over the manifests' change lists (asking per case would scan every
+    change list once per case, which is quadratic in the size of the dataset)."""
+    events: dict[str, list[ReleasedVersion]] = {}
+    for manifest in manifests:
+        added = {a.case_id for a in manifest.added}
+        changed = {c.case_id: c for c in manifest.changed}
+        for case_id in sorted(added | set(changed)):
+            entry = manifest.case(case_id)
+            if entry is None:
+                continue
+            seen = events.setdefault(case_id, [])
+            if case_id in added:
+                kind = "re-added" if seen else "added"
+                seen.append(ReleasedVersion(manifest.version, kind, entry.version, entry))
+            else:
+                sections = changed[case_id].sections
+                seen.append(
+                    ReleasedVersion(manifest.version, "changed", entry.version, entry, sections)
+                )
+        for removed in manifest.removed:
+            events.setdefault(removed.case_id, []).append(
+                ReleasedVersion(manifest.version, "removed", removed.last_version, None)
+            )
+    return events
+
+
 def _attachments(files: Mapping[str, bytes]) -> tuple[Attachment, ...]:
     return tuple(Attachment(name, raw) for name, raw in sorted(files.items()))
 
@@ -385,8 +424,8 @@ def _shown(value: Any) -> str:
 def site_releases(manifests: Sequence[Manifest]) -> list[SiteRelease]:
     """Each release's change lists, with titles (a removed case's from its last release)."""
     pages = []
-    for i, manifest in enumerate(manifests):
-        earlier = latest_entries(manifests[:i])
+    earlier: dict[str, CaseEntry] = {}  # each case's entry in the latest release before this one
+    for manifest in manifests:
         title = {e.case_id: e.title for e in manifest.cases}
         pages.append(
             SiteRelease(
@@ -424,4 +463,5 @@ def site_releases(manifests: Sequence[Manifest]) -> list[SiteRelease]:
                 ),
             )
         )
+        earlier.update((entry.case_id, entry) for entry in manifest.cases)
     return pages
