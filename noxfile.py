@@ -28,14 +28,14 @@ def validate(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run the test suite (arguments pass through to pytest)."""
-    session.install(".[site,test]")
+    session.install(".[inspect,site,test]")
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
     """ruff, mypy, generated files up to date, and the workflow linters actionlint and zizmor."""
-    session.install(".[lint,site]")
+    session.install(".[inspect,lint,site]")
     session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("mypy")
@@ -90,6 +90,13 @@ def verify(session: nox.Session) -> None:
     """Recompute every past release from git history and compare (needs full history)."""
     session.install(".")
     session.run("casebank", "verify", *session.posargs)
+
+
+@nox.session(default=False)
+def eval(session: nox.Session) -> None:
+    """The inspect_ai OSCE (docs/harness.md): `-- --model M -T release=X.Y.Z -T root=.`."""
+    session.install(".[inspect]")
+    session.run("inspect", "eval", "casebank/osce", *session.posargs)
 
 
 @nox.session(default=False)

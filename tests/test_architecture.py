@@ -115,3 +115,21 @@ def test_the_site_only_renders() -> None:
         if not module.startswith(("casebank.site", "casebank.commands")):
             users = sorted(m for m in GRAPH[module] if m.startswith("casebank.site"))
             assert not users, f"{module} imports the site side: {users}"
+
+
+def test_inspect_ai_stays_inside_the_harness() -> None:
+    """inspect_ai is an optional extra: only casebank.harness imports it, nothing but the
+    harness imports the harness (inspect_ai finds it through the entry point), and checking
+    never reaches it."""
+    for name, path in MODULES.items():
+        if name.startswith("casebank.harness"):
+            continue
+        used = sorted(m for m in imports_of(path) if m.split(".")[0] == "inspect_ai")
+        assert not used, f"{name} imports {used}"
+        users = sorted(m for m in GRAPH[name] if m.startswith("casebank.harness"))
+        assert not users, f"{name} imports the harness: {users}"
+    for module in side("casebank.check"):
+        leaks = sorted(m for m in reachable(module) if m.startswith("casebank.harness"))
+        assert not leaks, f"{module} reaches the harness: {leaks}"
+    pure = MODULES["casebank.harness.grounding"]
+    assert not [m for m in imports_of(pure) if m.startswith("inspect_ai")]
