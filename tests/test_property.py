@@ -211,3 +211,20 @@ def test_a_batch_of_hostile_files_gets_a_report_for_every_file(files: dict[str, 
         # noise and bare scalars are never valid cases: each must have its own report
         if not name.startswith("case_"):
             assert f"cases/{name}" in reported, name
+
+
+_PHRASE_TEXT = st.text(alphabet="ab -\n_(é", max_size=30)
+_PHRASE_WORD = st.text(alphabet="ab-(é", min_size=1, max_size=4)
+
+
+@given(_PHRASE_TEXT, st.lists(_PHRASE_WORD, min_size=1, max_size=3))
+@settings(max_examples=2000)
+def test_the_phrase_finder_matches_what_the_whole_word_pattern_matches(
+    text: str, words: list[str]
+) -> None:
+    # The leak and contraindication checks search without compiling a pattern per case; they
+    # must find exactly what the whole-word regular expression finds, where it finds it.
+    from casebank.check.rules.content import _word_pattern, find_phrase
+
+    match = _word_pattern(" ".join(words)).search(text)
+    assert find_phrase(text, words) == (match.start() if match else None)

@@ -33,6 +33,7 @@ from casebank.errors import DEBUG_VARIABLE
 from casebank.format.document import Document, Path, format_path
 
 if TYPE_CHECKING:  # the loader (PyYAML) is imported only where a file is loaded
+    from casebank.check.rules.schema import SchemaChecker
     from casebank.format.catalog import Catalog, CatalogTest
     from casebank.format.loader import LoadIssue
 
@@ -317,16 +318,26 @@ class Checker:
 
     def __init__(self, catalog: Catalog | None) -> None:
         from casebank.check.rules.internal import INTERNAL_ERROR
-        from casebank.check.rules.schema import SchemaChecker
-        from casebank.format.walk import case_tree, catalog_tree
 
         self.catalog = catalog
-        self.case_schema = SchemaChecker(case_tree())
-        self.catalog_schema = SchemaChecker(catalog_tree())
         self.case_rules = [
             r for r in rules_for("case") if catalog is not None or not r.needs_catalog
         ]
         self.internal_error = INTERNAL_ERROR
+
+    # Each schema's validator is built on first use, once per process (building one costs a
+    # quarter of a second): a run that checks only the catalog never builds the case's.
+    @property
+    def case_schema(self) -> SchemaChecker:
+        from casebank.check.rules.schema import schema_checker
+
+        return schema_checker("case")
+
+    @property
+    def catalog_schema(self) -> SchemaChecker:
+        from casebank.check.rules.schema import schema_checker
+
+        return schema_checker("catalog")
 
     def check_file(
         self,

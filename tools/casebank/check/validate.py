@@ -175,7 +175,7 @@ def validate_files(
         annotation = getattr(options.annotate, "__qualname__", "")
         key = fingerprint(catalog_raw, annotation)
         cache = Cache.open(root, key, writable=options.write_cache)
-    catalog_problems = _catalog_problems(cache, catalog_raw, unreadable)
+    catalog_problems, checked_catalog = _catalog_problems(cache, catalog_raw, unreadable)
     refused = catalog_raw is None or any(is_refusal(p) for p in catalog_problems)
     if with_catalog or refused:
         # A refused catalog is always reported: without it, case checks are incomplete.
@@ -198,7 +198,7 @@ def validate_files(
         else:
             result.add(relative, raw, hit)
     if pending:  # only now is the catalog needed as a lookup, and Cerberus at all
-        catalog = None if refused else build_catalog_bytes(catalog_raw)
+        catalog = None if refused else checked_catalog or build_catalog_bytes(catalog_raw)
         work = [(rel, raw, attached) for rel, raw, attached, _ in pending]
         reports = check_all(catalog, work, options)
         for (relative, raw, _, key), report in zip(pending, reports, strict=True):
@@ -256,18 +256,20 @@ def _repository_problems(
 
 def _catalog_problems(
     cache: Cache | None, raw: bytes | None, unreadable: Problem | None
-) -> list[Problem]:
+) -> tuple[list[Problem], Catalog | None]:
+    """The catalog's problems (from the cache when it has them), and the catalog itself when
+    checking it built one, so that it is not parsed twice (a large catalog costs a second)."""
     if raw is None:
         assert unreadable is not None
-        return [unreadable]
+        return [unreadable], None
     key = entry_key(CATALOG_FILE, raw)
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
-        return hit.problems
-    problems = check_catalog_bytes(raw).problems
+        return hit.problems, None
+    checked = check_catalog_bytes(raw)
     if cache is not None:
-        cache.put(key, FileReport(problems))
-    return problems
+        cache.put(key, FileReport(checked.problems))
+    return checked.problems, checked.catalog
 
 
 Work = tuple[str, bytes, frozenset[str]]  # a case file, its bytes, its attachments

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from functools import cache
+from functools import cache, cached_property
 from typing import Any
 
 from casebank.check.engine import Finding, Rule, rule
@@ -296,17 +296,30 @@ def _description(node: Field | None) -> str:
     return node.description if node is not None else ""
 
 
+@cache
+def schema_checker(kind: str) -> SchemaChecker:
+    """The process's one checker of the case (``"case"``) or catalog (``"catalog"``) schema."""
+    from casebank.format.walk import case_tree, catalog_tree
+
+    return SchemaChecker(case_tree() if kind == "case" else catalog_tree())
+
+
 class SchemaChecker:
     """One reusable Cerberus validator for one schema (building validators is the slow part)."""
 
     def __init__(self, tree: Field) -> None:
-        import cerberus  # only a run with files to check needs it
-
         assert tree.fields is not None
         self.tree = tree
-        self.validator = cerberus.Validator(dict(tree.rules["schema"]))
         # A compiled yes/no answer; Cerberus runs only for documents it refuses (see fastpath).
         self.accepts = compile_mapping(tree)
+
+    @cached_property
+    def validator(self) -> Any:
+        """Cerberus, built on the first document the fast path refuses: building it (Cerberus
+        checks the schema itself) costs a fifth of a second, which valid files never pay."""
+        import cerberus
+
+        return cerberus.Validator(dict(self.tree.rules["schema"]))
 
     def check(self, doc: Document) -> Iterator[tuple[Rule, Finding]]:
         if self.accepts(doc.data) or self.validator.validate(doc.data, normalize=False):
