@@ -220,6 +220,17 @@ def run(args: argparse.Namespace) -> list[str]:
             large,
             args.cases,
         )
+        lines = _inline_lines(
+            SCORE_LOOP, bundle / "cases.jsonl", submissions, large / "catalog.yaml"
+        )
+        figures["score_lib"] = Figure(
+            f"scoring {args.cases:,} submissions (library, in-process)", args.cases, lines[-1], 0
+        )
+        print(figures["score_lib"].row(), flush=True)
+        figures["summary_lib"] = Figure(
+            "the summary of those scores, with its bootstrap interval", args.cases, lines[-2], 0
+        )
+        print(figures["summary_lib"].row(), flush=True)
         case_id = sorted((small / "cases").glob("*.yaml"))[0].stem
         fig(
             "results",
@@ -254,12 +265,39 @@ print(time.perf_counter() - start)
 """
 
 
+SCORE_LOOP = """
+import json, sys, time
+from casebank.format.catalog import build_catalog
+from casebank.format.loader import load_document
+from casebank.serve import score
+catalog = build_catalog(load_document("catalog.yaml", open(sys.argv[3], "rb").read()).document.data)
+keys = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    keys[(r["case_id"], r["version"])] = score.prepare(
+        r["case_id"], r["version"], r["content_hash"], json.loads(r["case"]), catalog
+    )
+raw = open(sys.argv[2], "rb").read()
+start = time.perf_counter()
+submissions = score.parse_submissions(raw, "submissions.jsonl")
+scored = score.score_all(submissions, [], keys, catalog)
+middle = time.perf_counter()
+score.summary([s for s in scored if s.score is not None] or scored, len(keys))
+print(time.perf_counter() - middle)
+print(middle - start)
+"""
+
+
 def _inline(script: str, *argv: Path) -> float:
     """Seconds a script measures itself (library figures, without start-up)."""
+    return _inline_lines(script, *argv)[-1]
+
+
+def _inline_lines(script: str, *argv: Path) -> list[float]:
     done = subprocess.run(
         [sys.executable, "-c", script, *map(str, argv)], check=True, capture_output=True, text=True
     )
-    return float(done.stdout.strip().splitlines()[-1])
+    return [float(line) for line in done.stdout.strip().splitlines()]
 
 
 def _submissions(bundle: Path, work: Path) -> tuple[Path, Path]:
@@ -326,7 +364,8 @@ def ratios(f: dict[str, Figure], args: argparse.Namespace) -> list[str]:
         f"| export ÷ cold validation, {args.cases:,} cases | {ratio('export', 'cold'):.2f}× "
         "| ≤ 1.5× |",
         f"| scoring {args.cases:,} submissions, beyond loading the release | "
-        f"{f['score'].wall - f['score1'].wall:.2f} s | < 1 s |",
+        f"{f['score_lib'].wall:.2f} s in-process (the summary's bootstrap: "
+        f"{f['summary_lib'].wall:.1f} s more) | < 1 s |",
         f"| casebank results, one case, start-up included | {f['results'].wall:.2f} s | < 1 s |",
         f"| results oracle, 10,000 requests in-process | {f['oracle'].wall:.3f} s | < 1 s |",
     ]
