@@ -282,7 +282,9 @@ start = time.perf_counter()
 submissions = score.parse_submissions(raw, "submissions.jsonl")
 scored = score.score_all(submissions, [], keys, catalog)
 middle = time.perf_counter()
-score.summary([s for s in scored if s.score is not None] or scored, len(keys))
+for case in scored:  # no verdicts here: time the summary as if every case were complete
+    case.score = case.components["diagnosis"]
+score.summary(scored, len(keys))
 print(time.perf_counter() - middle)
 print(middle - start)
 """
