@@ -96,7 +96,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; only the command being run is imported (a command's imports cost time)."""
     parser = _Parser(
         prog="casebank",
-        description="Validate, serve, release, export and score a git-native bank of clinical cases.",
+        description=(
+            "Validate, serve, release, export and score a git-native bank of clinical cases."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"casebank {__version__}")
     parser.add_argument(
