@@ -262,6 +262,8 @@ def _head_time(folder: Path) -> str:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 4 or not sys.argv[3].isdigit():
+        sys.exit("usage: generate.py cases|history FOLDER NUMBER")
     kind, target, number = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     if kind == "cases":
         write_cases(target, number)

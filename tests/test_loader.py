@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from casebank.check.engine import all_rules, stamp_issue
 from casebank.check.problem import Problem
@@ -183,3 +185,15 @@ def test_json_duplicate_keys_are_refused() -> None:
 
 def test_json_rejects_yaml_only_syntax() -> None:
     assert refusal(b"a: 1\n", "cases/x.json")[0][0] == "CB101"
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(min_size=1, max_size=12))
+def test_a_plain_scalar_read_as_text_without_the_resolver_is_text_to_the_resolver(
+    text: str,
+) -> None:
+    # The loader skips PyYAML's resolver when no implicit type starts with the first character.
+    from casebank.format import loader
+
+    if text[0] not in loader._RESOLVED_FIRST:
+        assert loader._resolve(text) == "str"

@@ -365,7 +365,7 @@ class _Builder:
     def build(self, text: str) -> Any:
         self.text = text
         try:
-            return self._build(yaml.parse(text, Loader=_YamlLoader))
+            return self._build(_events(text))
         except yaml.MarkedYAMLError as exc:
             raise self._syntax(exc) from None
         except yaml.YAMLError as exc:
@@ -405,14 +405,23 @@ class _Builder:
         line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
         return line[mark.column] if 0 <= mark.column < len(line) else ""
 
-    def _build(self, events: Iterator[yaml.Event]) -> Any:
+    def _build(self, events: Iterator[Any]) -> Any:
         stack: list[_Frame] = []
         result: Any = _NO_DOCUMENT
         documents = 0
         for event in events:
+            kind = type(event)
+            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                frame = stack.pop()
+                if stack:
+                    self._attach(stack[-1], frame.container, frame.path, frame.mark)
+                else:
+                    self.positions[()] = frame.mark
+                    result = frame.container
+                continue
             start = event.start_mark
             mark = (start.line + 1, start.column + 1) if start is not None else (1, 1)
-            if isinstance(event, yaml.DocumentStartEvent):
+            if kind is yaml.DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     raise self.refuse(
@@ -422,14 +431,15 @@ class _Builder:
                         "keep one case per file: move the second document into its own file",
                     )
                 continue
-            if isinstance(event, yaml.AliasEvent):
+            if kind is yaml.AliasEvent:
                 raise self.refuse(
                     "yaml-anchor",
                     mark,
                     f"alias `*{event.anchor}` refers to another part of the file",
                     "write the repeated content out in full; anchors and aliases are not allowed",
                 )
-            if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+            scalar = kind is yaml.ScalarEvent
+            if scalar or kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
                 if event.anchor is not None:
                     raise self.refuse(
                         "yaml-anchor",
@@ -438,8 +448,9 @@ class _Builder:
                         "remove the `&name` and write repeated content out in full",
                     )
                 value_path = self._path_for_new_value(stack, mark, event)
-                self._check_tag(event, mark, value_path)
-                if isinstance(event, yaml.ScalarEvent):
+                if event.tag is not None:
+                    self._check_tag(event, mark, value_path)
+                if scalar:
                     value = self._scalar(event, mark, value_path)
                     if not stack:
                         self.positions[()] = mark
@@ -454,16 +465,8 @@ class _Builder:
                         f"mappings and lists nest more than {MAX_DEPTH} levels deep",
                         "flatten the structure; no case field nests this deep",
                     )
-                container: Any = {} if isinstance(event, yaml.MappingStartEvent) else []
+                container: Any = {} if kind is yaml.MappingStartEvent else []
                 stack.append(_Frame(container, value_path, mark))
-                continue
-            if isinstance(event, yaml.CollectionEndEvent):
-                frame = stack.pop()
-                if stack:
-                    self._attach(stack[-1], frame.container, frame.path, frame.mark)
-                else:
-                    self.positions[()] = frame.mark
-                    result = frame.container
         return None if result is _NO_DOCUMENT and documents else result
 
     def _path_for_new_value(self, stack: list[_Frame], mark: Mark, event: yaml.Event) -> Path:
@@ -548,7 +551,9 @@ class _Builder:
         text = event.value
         tag = event.tag
         plain = not event.style and tag in (None, "!") and event.implicit[0]
-        if _SURROGATE.search(text):
+        # Only an escape in double quotes can make half a surrogate pair: the text itself was
+        # decoded as strict UTF-8, which has none.
+        if event.style == '"' and _SURROGATE.search(text):
             raise self.refuse(
                 "yaml-syntax",
                 mark,
@@ -577,6 +582,8 @@ class _Builder:
         return self._exact(text, mark, path)
 
     def _plain(self, text: str, mark: Mark, path: Path) -> JSONValue:
+        if text and text[0] not in _RESOLVED_FIRST:  # no implicit type starts this way
+            return text
         kind = _resolve(text)
         if kind == "str":
             if NUMBER_LIKE.match(text):
@@ -670,6 +677,10 @@ class _Builder:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESOLVER = yaml.resolver.Resolver()
+# The first characters PyYAML's resolver dispatches on: a plain scalar starting otherwise is
+# text (a number-like text starts with a digit, a sign or a point, all in this set too).
+_RESOLVED_FIRST = frozenset(c for c in _RESOLVER.yaml_implicit_resolvers if c)
+assert None not in _RESOLVER.yaml_implicit_resolvers  # no resolver for every first character
 # Leading-zero octals (054), hex (0x36), binary (0b101) and base-60 numbers (12:30) are YAML 1.1
 # features nobody means.
 AMBIGUOUS_NUMBER = re.compile(
@@ -685,6 +696,20 @@ _AMBIGUITY = {
     "underscore": "YAML 1.1 ignores the underscores, YAML 1.2 reads text",
 }
 _TAG_NAMES = {"int": "whole number", "float": "number", "bool": "boolean", "null": "null"}
+
+
+def _events(text: str) -> Iterator[Any]:
+    """libyaml's events, without the two Python calls per event of ``yaml.parse``."""
+    parser = _YamlLoader(text)
+    get_event = parser.get_event
+    try:
+        while True:
+            event = get_event()
+            yield event
+            if type(event) is yaml.StreamEndEvent:
+                return
+    finally:
+        parser.dispose()
 
 
 def _kind_of_number(text: str) -> str:
