@@ -191,6 +191,11 @@ def test_a_full_run_logs_every_case_version_with_its_identity_and_score(
         assert details["components"]["treatment"] is None
         assert details["ended"] == "final_answer"
         assert s.store[EPISODE]["tests_scored"] == MUST
+    # A case id names the diagnosis in a real dataset: neither the doctor nor the patient sees it.
+    parts = ("doctor", "patient")
+    seen = [m.text for part in parts for ms in script.seen.get(part, []) for m in ms]
+    for case_id in ("alpha", "beta", "gamma"):
+        assert not [t for t in seen if re.search(rf"\b{case_id}\b", t, re.IGNORECASE)]
     found = metrics(log)
     assert found["pending"] == 3 and found["scored"] == 0 and math.isnan(found["mean_score"])
     assert found["diagnosis"] == 1.0 and found["diagnostics"] == 1.0
