@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from casebank.check.rules.results import parse_reference_range
-from conftest import VALID_CASE, check_text, edit, found, line_of
+from conftest import FIXTURES, VALID_CASE, check_text, checker_for, edit, found, line_of
 
 
 def rules_of(text: str, **kwargs: object) -> list[str]:
@@ -38,6 +38,18 @@ def test_unknown_must_order_test_suggests_the_catalog_name() -> None:
         line_of(text, "Troponine"),
     )
     assert "did you mean `Troponin`" in p.hint
+
+
+def test_an_unknown_name_with_a_side_is_pointed_at_the_test_and_its_laterality() -> None:
+    real = checker_for((FIXTURES.parent.parent / "catalog.yaml").read_text(encoding="utf-8"))
+    text = edit("must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, X-Ray Left Knee]")
+    [p] = [p for p in check_text(text, checker=real) if p.rule == "CB304"]
+    assert p.path == "investigations.expected.must_order[2]"
+    assert "did you mean `Knee X-ray` with `laterality: left`?" in p.hint
+    # Not for a site that does not come in pairs: a right heart MRI is no cardiac MRI on the right.
+    text = edit("must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, Right heart MRI]")
+    [p] = [p for p in check_text(text, checker=real) if p.rule == "CB304"]
+    assert "laterality" not in p.hint and "is not close to any catalog test" in p.hint
 
 
 @pytest.mark.parametrize(

@@ -258,6 +258,45 @@ def suggest(name: str, catalog: Catalog) -> str | None:
     return catalog.name_index().suggest(name)
 
 
+# Words of the body sites that come in pairs: only a test of such a site is ordered with a side.
+PAIRED_SITES = frozenset(
+    [
+        "eye", "orbit", "ear", "breast", "axilla", "lung", "kidney", "ureter", "adrenal",
+        "testis", "testicle", "scrotum", "ovary", "shoulder", "arm", "elbow", "forearm", "wrist",
+        "hand", "finger", "thumb", "hip", "thigh", "femur", "knee", "leg", "ankle", "foot", "toe",
+        "heel", "limb", "extremity", "carotid", "temporal", "temporomandibular", "sacroiliac",
+        "salivary", "parotid",
+    ]
+)  # fmt: skip
+_SIDE = re.compile(r"\b(left|right|bilateral|both)\b", re.IGNORECASE)
+
+
+def split_side(name: str) -> tuple[str, str] | None:
+    """The name without its one side word, and the side as a `laterality` value ("X-Ray Left
+    Knee": "X-Ray Knee", "left"; "both" is bilateral); None when the name states no side, or
+    more than one."""
+    sides = {m.casefold().replace("both", "bilateral") for m in _SIDE.findall(name)}
+    if len(sides) != 1:
+        return None
+    return " ".join(_SIDE.sub(" ", name).split()), sides.pop()
+
+
+def suggest_sided(name: str, catalog: Catalog) -> tuple[str, str] | None:
+    """For an unknown name that carries a side ("X-Ray Left Knee"): the catalog spelling the
+    rest clearly means and the side, to be written as the order's or result's `laterality`.
+    Only for a test of a paired site: "Right heart catheterisation" is not a heart
+    catheterisation on the right."""
+    split = split_side(name)
+    if split is None:
+        return None
+    rest, side = split
+    spelling = suggest(rest, catalog)
+    test = catalog.resolve(spelling) if spelling is not None else None
+    if spelling is None or test is None or not set(words(test.site or "")) & PAIRED_SITES:
+        return None
+    return spelling, side
+
+
 def resolve_loosely(name: str, catalog: Catalog) -> str | None:
     """The catalog spelling whose words are exactly ``name``'s (no spelling slips): how an
     importer or a harness maps an outside name onto the catalog without guessing."""

@@ -42,7 +42,7 @@ from casebank.format import units
 from casebank.format.catalog import Catalog, CatalogTest, fold
 from casebank.format.loader import MAX_FILE_BYTES
 from casebank.format.names import key as name_key
-from casebank.format.names import resolve_in, resolve_loosely, suggest
+from casebank.format.names import resolve_in, resolve_loosely, split_side, suggest
 from casebank.format.scaffold import PLACEHOLDER
 from casebank.format.schema import CASE_ID_PATTERN, CASE_SCHEMA, EXAM_DEPTH
 from casebank.importers import values
@@ -70,7 +70,6 @@ _SHAPE_HINT = (
 # C0 and C1 controls (but tab, newline and carriage return), lone surrogates and YAML
 # non-characters: the case loader refuses them, so a draft must not hold them.
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
-_SIDE = re.compile(r"\b(left|right|bilateral)\b", re.IGNORECASE)
 # Labels that say only "here is the result": dropped where a test has just the one.
 _GENERIC = frozenset(
     [
@@ -1001,9 +1000,9 @@ def _unwrap(value: Any) -> Any:
 
 def _readings(name: str) -> Iterator[tuple[str, str | None]]:
     yield name, None
-    sides = {m.casefold() for m in _SIDE.findall(name)}
-    if len(sides) == 1:
-        yield " ".join(_SIDE.sub(" ", name).split()), sides.pop()
+    split = split_side(name)
+    if split is not None:
+        yield split
 
 
 def _only_headings(name: str) -> bool:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casebank.format.catalog import Catalog, CatalogTest, fold
-from casebank.format.names import resolve_loosely, suggest
+from casebank.format.names import resolve_loosely, split_side, suggest, suggest_sided
 
 LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
     "listed",
@@ -38,7 +38,6 @@ LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
 SOURCES = (LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN)
 NOT_AVAILABLE = ("unavailable", "not_done")
 GENERIC_NORMAL = "Within normal limits."
-_SIDE = re.compile(r"\b(left|right|bilateral|both)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -121,11 +120,10 @@ class Oracle:
         test = self._lookup(request)
         if test is not None:
             return test, None
-        side = _SIDE.search(request)
-        if side is None:
+        split = split_side(request)
+        if split is None:
             return None, None
-        rest = " ".join(_SIDE.sub(" ", request).split())
-        laterality = side.group(1).lower().replace("both", "bilateral")
+        rest, laterality = split
         return self._lookup(rest), laterality
 
     def _lookup(self, name: str) -> CatalogTest | None:
@@ -141,7 +139,9 @@ class Oracle:
             listed = self.listed.get(f"?{fold(request)}")
             if listed is not None:  # a name the catalog lacks (validation reports it)
                 return self._from_entry(request, None, self.results[listed], LISTED, None)
-            return Answer(request, None, UNKNOWN, None, None, suggest(request, self.catalog))
+            sided = suggest_sided(request, self.catalog)
+            suggestion = suggest(request, self.catalog) or (sided[0] if sided else None)
+            return Answer(request, None, UNKNOWN, None, None, suggestion)
         key = self.listed.get(test.name)
         if key is not None and _same_side(self.results[key], side):
             return self._from_entry(request, test, self.results[key], LISTED, None)

@@ -9,6 +9,7 @@ from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
 from casebank.format.catalog import CatalogTest, fold
 from casebank.format.document import format_path
+from casebank.format.names import suggest_sided
 from casebank.format.orders import NamedTest, named_tests, orders
 
 EXPECTED = ("investigations", "expected")
@@ -33,6 +34,12 @@ def unknown_hint(ctx: CaseContext, name: str) -> str:
     suggestion = ctx.catalog.suggest_test(name)
     if suggestion:
         return f"did you mean `{suggestion}`? Use a catalog name or alias"
+    sided = suggest_sided(name, ctx.catalog)
+    if sided:
+        return (
+            f"did you mean `{sided[0]}` with `laterality: {sided[1]}`? The side is a field of "
+            "its own, beside the test's catalog name"
+        )
     return f"`{name}` is not close to any catalog test; {MISSING_TEST_HINT}"
 
 
