@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.layout import (
@@ -139,13 +139,14 @@ def write_folder_atomically(target: Path, files: dict[str, bytes], *, replace: b
         raise UsageError(
             f"{target} is not empty: choose a new folder, or pass --force to replace it"
         )
+    safe = {relative: _inside(relative) for relative in files}
     target.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
     old: Path | None = None
     try:
         mode = 0o666 & ~_umask()
         for relative, content in sorted(files.items()):
-            path = building / relative
+            path = building / safe[relative]
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "wb") as sink:
                 sink.write(content)
@@ -171,6 +172,14 @@ def write_folder_atomically(target: Path, files: dict[str, bytes], *, replace: b
         shutil.rmtree(building, ignore_errors=True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def _inside(relative: str) -> Path:
+    """A relative POSIX path that stays inside the folder being written, as a Path."""
+    parts = PurePosixPath(relative).parts
+    if not parts or relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise CasebankError(f"refusing to write {relative!r}", "rename the file")
+    return Path(*parts)
 
 
 def relative_to_root(root: Path, path: Path) -> str:

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from casebank.errors import UsageError
-from casebank.workspace import find_root
+from casebank.workspace import find_root, write_folder_atomically
 
 HELP = "Build a static website of the cases: coverage, search, a page per case and per release."
 
@@ -34,7 +34,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from casebank.commands.site_input import released_site, working_site
     from casebank.site.build import build_site, environment
-    from casebank.site.output import check_target, write_site
+    from casebank.site.output import MARKER, MARKER_TEXT, check_target
 
     if args.release is not None and args.changed_since is not None:
         raise UsageError("--changed-since shows the working tree: leave out --release")
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         site = working_site(root, args.changed_since)
     files = build_site(site, env)
-    write_site(out, files)
+    write_folder_atomically(out, {**files, MARKER: MARKER_TEXT}, replace=True)
     print(
         f"wrote {args.out}: {len(site.cases)} case page(s), {len(site.releases)} release "
         f"page(s), {len(files)} files ({site.label})"
