@@ -16,10 +16,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import sha256_hex
 from casebank.format.layout import (
-    CASES_DIR,
     POLICY_FILE,
     attachment_of,
     attachment_path,
@@ -37,10 +35,11 @@ from casebank.release.manifest import (
     CaseEntry,
     Manifest,
     latest_entries,
-    parse_version,
     version_key,
 )
 from casebank.release.prepare import previous_manifests, require_head
+from casebank.release.released import ReleasedCase as ReleasedContent
+from casebank.release.released import load_release
 from casebank.site.model import (
     Attachment,
     Event,
@@ -177,21 +176,14 @@ def _committed_manifests(root: Path) -> list[Manifest]:
 
 
 def released_site(root: Path, release: str) -> SiteInput:
-    """The cases exactly as released in ``release``, read from git alone."""
-    if parse_version(release) is None:
-        raise UsageError(f"--release {release!r}: expected X.Y.Z")
+    """The cases exactly as released in ``release``, read from git alone and verified by the
+    one reader of a release (``load_release``, as export, score and the harness use)."""
+    loaded = load_release(root, release)
+    chosen = loaded.manifest
     manifests = previous_manifests(root, require_head(root))
-    chosen = next((m for m in manifests if m.version == release), None)
-    if chosen is None:
-        known = ", ".join(m.version for m in manifests) or "none yet"
-        raise CasebankError(f"there is no release {release}", f"releases: {known}")
     upto = [m for m in manifests if version_key(m.version) <= version_key(release)]
-    attached = _release_attachments(root, chosen)
-    history = _History.read(root, upto, extra=[oid for oid, _ in attached.values()])
-    cases = tuple(
-        history.released_case(entry, chosen, attached)
-        for entry in sorted(chosen.cases, key=lambda e: e.case_id)
-    )
+    history = _History.read(root, upto, parsed={c.entry.blob: c.data for c in loaded.cases})
+    cases = tuple(history.released_case(case, chosen) for case in loaded.cases)
     return SiteInput(
         title=chosen.dataset or DATASET_NAME,
         label=f"Release {release}",
@@ -200,30 +192,6 @@ def released_site(root: Path, release: str) -> SiteInput:
         releases=tuple(site_releases(upto)),
         licence=chosen.licence or DEFAULT_LICENCE,
     )
-
-
-def _release_attachments(root: Path, manifest: Manifest) -> dict[str, tuple[str, str]]:
-    """Attachment path -> (blob, SHA-256 the manifest records), from the source commit."""
-    expected = {
-        attachment_path(entry.case_id, name): sha
-        for entry in manifest.cases
-        for name, sha in entry.attachments.items()
-    }
-    if not expected:
-        return {}
-    found = {
-        e.path: e.oid
-        for e in git.list_tree(root, manifest.source_commit, CASES_DIR)
-        if e.object_type == "blob" and e.path in expected
-    }
-    missing = sorted(set(expected) - set(found))
-    if missing:
-        raise CasebankError(
-            f"{missing[0]} is in the manifest of release {manifest.version} but not in its "
-            f"source commit {manifest.source_commit[:12]}",
-            "run `casebank verify`; restore the release's history from its published copy",
-        )
-    return {path: (found[path], sha) for path, sha in expected.items()}
 
 
 # --- history --------------------------------------------------------------------------------
@@ -237,6 +205,7 @@ class _History:
     blobs: dict[str, bytes]
     released: dict[str, list[ReleasedVersion]] = field(default_factory=dict)
     latest: dict[str, CaseEntry] = field(default_factory=dict)
+    parsed: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # by blob, once
 
     @classmethod
     def read(
@@ -244,19 +213,28 @@ class _History:
         root: Path,
         manifests: list[Manifest],
         only: Collection[str] | None = None,
-        extra: Sequence[str] = (),
+        parsed: Mapping[str, dict[str, Any]] | None = None,
     ) -> _History:
-        """Read the blob of every released version (of the cases in ``only``, if given)."""
+        """Read the blob of every released version (of the cases in ``only``, if given) that
+        is not already ``parsed``, in one batch."""
+        known: dict[str, dict[str, Any] | None] = dict(parsed or {})
         wanted = dict.fromkeys(
-            e.blob for m in manifests for e in m.cases if only is None or e.case_id in only
+            e.blob
+            for m in manifests
+            for e in m.cases
+            if (only is None or e.case_id in only) and e.blob not in known
         )
-        wanted.update(dict.fromkeys(extra))
         blobs = dict(git.read_blobs(root, list(wanted))) if wanted else {}
-        return cls(manifests, blobs, released_events(manifests), latest_entries(manifests))
+        history = cls(manifests, blobs, released_events(manifests), latest_entries(manifests))
+        history.parsed = known
+        return history
 
     def data(self, entry: CaseEntry) -> dict[str, Any] | None:
-        loaded = load_document(entry.path, self.blobs[entry.blob]).document
-        return loaded.data if loaded is not None and isinstance(loaded.data, dict) else None
+        if entry.blob not in self.parsed:
+            loaded = load_document(entry.path, self.blobs[entry.blob]).document
+            data = loaded.data if loaded is not None else None
+            self.parsed[entry.blob] = data if isinstance(data, dict) else None
+        return self.parsed[entry.blob]
 
     def state(self, entry: CaseEntry) -> CaseState:
         return CaseState(entry.path, self.data(entry), dict(entry.attachments))
@@ -323,34 +301,18 @@ class _History:
             **self._people(entry, released),
         )
 
-    def released_case(
-        self, entry: CaseEntry, manifest: Manifest, attached: Mapping[str, tuple[str, str]]
-    ) -> SiteCase:
-        data = self.data(entry)
-        if data is None:
-            raise CasebankError(
-                f"{entry.path} in release {manifest.version} cannot be read",
-                "run `casebank verify`: a released case always loads",
-            )
-        files = []
-        for name in sorted(entry.attachments):
-            oid, sha = attached[attachment_path(entry.case_id, name)]
-            raw = self.blobs[oid]
-            if sha256_hex(raw) != sha:
-                raise CasebankError(
-                    f"{attachment_path(entry.case_id, name)} in the source commit of release "
-                    f"{manifest.version} does not match its manifest",
-                    "run `casebank verify`",
-                )
-            files.append(Attachment(name, raw))
+    def released_case(self, case: ReleasedContent, manifest: Manifest) -> SiteCase:
+        entry = case.entry
         return SiteCase(
             case_id=entry.case_id,
             path=entry.path,
-            data=data,
+            data=case.data,
             version=entry.version,
             content_hash=entry.sha256,
             state=f"released in {self._where(entry)}",
-            attachments=tuple(files),
+            attachments=tuple(
+                Attachment(name, case.attachments[name]) for name in sorted(case.attachments)
+            ),
             history=tuple(self.events(entry.case_id)),
             withdrawn=self.withdrawal(entry.case_id, entry.version),
             **self._people(entry, manifest.version),
