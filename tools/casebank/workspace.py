@@ -103,6 +103,15 @@ def _umask() -> int:
     return mask
 
 
+def _write_synced(fd: int, content: bytes, mode: int) -> None:
+    """Write to the open file ``fd``, set its mode, flush it to the disk and close it."""
+    with os.fdopen(fd, "wb") as sink:
+        sink.write(content)
+        sink.flush()
+        os.fchmod(sink.fileno(), mode)
+        os.fsync(sink.fileno())
+
+
 def write_atomically(target: Path, content: bytes) -> None:
     """Write through a unique temporary file in the same folder, then rename it into place.
 
@@ -115,11 +124,7 @@ def write_atomically(target: Path, content: bytes) -> None:
         mode = 0o666 & ~_umask()
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as sink:
-            sink.write(content)
-            sink.flush()
-            os.fchmod(sink.fileno(), mode)
-            os.fsync(sink.fileno())
+        _write_synced(fd, content, mode)
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
@@ -148,11 +153,7 @@ def write_folder_atomically(target: Path, files: dict[str, bytes], *, replace: b
         for relative, content in sorted(files.items()):
             path = building / safe[relative]
             path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "wb") as sink:
-                sink.write(content)
-                sink.flush()
-                os.fchmod(sink.fileno(), mode)
-                os.fsync(sink.fileno())
+            _write_synced(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), content, mode)
         os.chmod(building, 0o777 & ~_umask())
         if occupied:
             old = Path(
