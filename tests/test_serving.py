@@ -211,6 +211,15 @@ def test_results_json_is_the_documented_object(
     assert (second["source"], second["suggestion"]) == ("unknown_test", "Troponin")
 
 
+def test_a_mistyped_case_id_is_refused_with_the_id_it_is_close_to(
+    make_repo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo()
+    assert main(["results", "valid_cas", "ECG", "--root", str(root)]) == 1
+    err = capsys.readouterr().err
+    assert "there is no case `valid_cas` in cases/ (did you mean `valid_case`?)" in err
+
+
 def test_view_prints_yaml_or_json(make_repo: Any, capsys: pytest.CaptureFixture[str]) -> None:
     root = make_repo()
     assert main(["view", "valid_case", "--role", "patient", "--root", str(root)]) == 0

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from casebank.errors import CasebankError, UsageError
-from casebank.format.catalog import Catalog, build_catalog
+from casebank.format.catalog import Catalog, build_catalog, did_you_mean
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_document
 
@@ -45,8 +45,9 @@ def _working_tree(root: Path, case_id: str) -> Served:
             data = _load(f"{CASES_DIR}/{path.name}", path.read_bytes())
             catalog = build_catalog(_load(CATALOG_FILE, (root / CATALOG_FILE).read_bytes()))
             return Served(data, catalog)
+    known = [p.stem for p in (root / CASES_DIR).glob("*") if p.name.endswith(CASE_SUFFIXES)]
     raise CasebankError(
-        f"there is no case `{case_id}` in {CASES_DIR}/",
+        f"there is no case `{case_id}` in {CASES_DIR}/{did_you_mean(case_id, known)}",
         "give a case id (the file name without extension), e.g. chest_pain_001",
     )
 
@@ -66,7 +67,8 @@ def _released(root: Path, case_id: str, release: str) -> Served:
     entry = manifest.case(case_id)
     if entry is None:
         raise CasebankError(
-            f"case {case_id} is not in release {release}",
+            f"case {case_id} is not in release {release}"
+            + did_you_mean(case_id, (e.case_id for e in manifest.cases)),
             "`casebank history CASE_ID` lists the releases that contain it",
         )
     blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))
