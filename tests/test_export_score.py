@@ -450,6 +450,25 @@ def test_bad_submissions_exit_1_with_the_line_and_score_nothing(
     assert "nothing scored" in err
 
 
+def test_every_bad_line_is_listed_in_one_run_in_line_order(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A line the release cannot score beside lines that do not read: all three at once.
+    subs = tmp_path / "subs.jsonl"
+    lines = [submission("alph"), submission(tests="ECG"), "{not json"]
+    subs.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    code, out, err = cli(
+        capsys, "score", "--release", "1.0.0", str(subs), "--root", str(released.root)
+    )
+    assert code == 1 and out == ""
+    errors = [e for e in err.splitlines() if e.startswith("error: ")]
+    assert errors == [
+        f"error: {subs}:1: release 1.0.0 has no alph@1 (no such case; did you mean `alpha`?)",
+        f"error: {subs}:2: `tests` is not a list of texts",
+        f"error: {subs}:3: not a JSON object (Expecting property name enclosed in double quotes)",
+    ]
+
+
 def test_bad_judgements_exit_1_with_the_line(
     released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

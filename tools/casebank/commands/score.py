@@ -50,11 +50,12 @@ def run(args: argparse.Namespace) -> int:
     sub_raw = _read(args.submissions)
     judge_raw = _read(args.judgements) if args.judgements else b""
     files = (str(args.submissions), str(args.judgements or ""))
-    try:
-        submissions = score.parse_submissions(sub_raw, files[0])
-        judgements = score.parse_judgements(judge_raw, files[1]) if args.judgements else []
-    except score.InputError as exc:
-        return _refuse(exc)
+    # Every bad line is listed in one go: lines that do not read, and lines the release cannot
+    # score (the latter only among the lines that read).
+    submissions, problems = score.read_submissions(sub_raw, files[0])
+    judgements, bad_verdicts = (
+        score.read_judgements(judge_raw, files[1]) if args.judgements else ([], [])
+    )
     loaded = load_release(find_root(args.root), args.release)
     catalog = build_catalog(loaded.catalog_data)
     keys = keys_of(loaded, catalog)
@@ -65,10 +66,14 @@ def run(args: argparse.Namespace) -> int:
         (w.case_id, w.version): f"withdrawn in release {w.release}: {w.reason}"
         for w in loaded.manifest.withdrawn
     }
-    try:
-        score.check_against(submissions, judgements, keys, versions, withdrawn, args.release, files)
-    except score.InputError as exc:
-        return _refuse(exc)
+    if problems:  # a verdict on a submission that did not read is no problem of its own
+        submitted = {(s.case_id, s.version) for s in submissions}
+        judgements = [j for j in judgements if (j.case_id, j.version) in submitted]
+    against = score.check_against(
+        submissions, judgements, keys, versions, withdrawn, args.release, files
+    )
+    if problems or bad_verdicts or against:
+        return _refuse(_by_line([*problems, *bad_verdicts, *against], files))
     scored = score.score_all(submissions, judgements, keys, catalog)
     report = {
         "release": args.release,
@@ -90,14 +95,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _refuse(exc: score.InputError) -> int:
-    for problem in exc.problems[:50]:
+def _by_line(problems: list[str], files: tuple[str, str]) -> list[str]:
+    """Problems (each ``FILE:LINE: ...``) in the order of the files, then of their lines."""
+
+    def key(problem: str) -> tuple[int, int]:
+        for index, file in enumerate(files):
+            if file and problem.startswith(f"{file}:"):
+                line = problem[len(file) + 1 :].partition(":")[0]
+                return index, int(line) if line.isdigit() else 0
+        return len(files), 0
+
+    return sorted(problems, key=key)
+
+
+def _refuse(problems: list[str]) -> int:
+    for problem in problems[:50]:
         print(f"error: {problem}", file=sys.stderr)
-    more = len(exc.problems) - 50
+    more = len(problems) - 50
     if more > 0:
         print(f"... and {more} more", file=sys.stderr)
     print(
-        f"casebank: nothing scored: {len(exc.problems)} problem(s) in the input; "
+        f"casebank: nothing scored: {len(problems)} problem(s) in the input; "
         "fix them and run again",
         file=sys.stderr,
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from casebank.errors import CasebankError, UsageError
-from casebank.format.catalog import Catalog, build_catalog, did_you_mean
+from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, build_catalog, did_you_mean
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_document
 
@@ -46,8 +46,9 @@ def _working_tree(root: Path, case_id: str) -> Served:
             catalog = build_catalog(_load(CATALOG_FILE, (root / CATALOG_FILE).read_bytes()))
             return Served(data, catalog)
     known = [p.stem for p in (root / CASES_DIR).glob("*") if p.name.endswith(CASE_SUFFIXES)]
+    close = did_you_mean(case_id, known, CASE_ID_CUTOFF)
     raise CasebankError(
-        f"there is no case `{case_id}` in {CASES_DIR}/{did_you_mean(case_id, known)}",
+        f"there is no case `{case_id}` in {CASES_DIR}/{close}",
         "give a case id (the file name without extension), e.g. chest_pain_001",
     )
 
@@ -68,7 +69,7 @@ def _released(root: Path, case_id: str, release: str) -> Served:
     if entry is None:
         raise CasebankError(
             f"case {case_id} is not in release {release}"
-            + did_you_mean(case_id, (e.case_id for e in manifest.cases)),
+            + did_you_mean(case_id, (e.case_id for e in manifest.cases), CASE_ID_CUTOFF),
             "`casebank history CASE_ID` lists the releases that contain it",
         )
     blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))

@@ -167,11 +167,17 @@ class Catalog:
         return suggest(name, self)
 
 
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """`` (did you mean `x`?)`` or nothing, for appending to a message about a field name or a
-    vocabulary word (test names use the clinically safe ``names.suggest``)."""
+# How close a mistyped case id must be to a real one to be suggested: a slip ("valid_cas",
+# "chest_pain_01"), never another word ("delta" is not "beta").
+CASE_ID_CUTOFF = 0.85
+
+
+def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
+    """`` (did you mean `x`?)`` or nothing, for appending to a message about a field name, a
+    vocabulary word or (with ``CASE_ID_CUTOFF``) a case id; test names use the clinically safe
+    ``names.suggest``."""
     options = {fold(c): c for c in candidates}
-    match = difflib.get_close_matches(fold(word), options, n=1, cutoff=0.6)
+    match = difflib.get_close_matches(fold(word), options, n=1, cutoff=cutoff)
     return f" (did you mean `{options[match[0]]}`?)" if match else ""
 
 

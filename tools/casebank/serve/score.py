@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from casebank.format.catalog import Catalog, CatalogTest
+from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, CatalogTest, did_you_mean
 from casebank.format.orders import orders
 
 METHOD = "casebank-score/1"
@@ -253,6 +253,14 @@ def _records(
 
 def parse_submissions(raw: bytes, file: str) -> list[Submission]:
     """Every submission line; raises InputError listing every bad line."""
+    found, problems = read_submissions(raw, file)
+    if problems:
+        raise InputError(problems)
+    return found
+
+
+def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[str]]:
+    """The well-formed submission lines, and a problem for each other line."""
     problems: list[str] = []
     found: list[Submission] = []
     seen: dict[tuple[str, int], int] = {}
@@ -271,13 +279,11 @@ def parse_submissions(raw: bytes, file: str) -> list[Submission]:
                 number, *key, value["diagnosis"], tuple(value["tests"]), tuple(value["plan"]), extra
             )
         )
-    if problems:
-        raise InputError(problems)
-    return found
+    return found, problems
 
 
-def parse_judgements(raw: bytes, file: str) -> list[Judgement]:
-    """Every verdict line; raises InputError listing every bad line."""
+def read_judgements(raw: bytes, file: str) -> tuple[list[Judgement], list[str]]:
+    """The well-formed verdict lines, and a problem for each other line."""
     problems: list[str] = []
     found: list[Judgement] = []
     seen: dict[tuple[str, int, str], Judgement] = {}
@@ -294,9 +300,7 @@ def parse_judgements(raw: bytes, file: str) -> list[Judgement]:
             continue
         seen[key] = judgement
         found.append(judgement)
-    if problems:
-        raise InputError(problems)
-    return found
+    return found, problems
 
 
 # --- scoring -------------------------------------------------------------------------------
@@ -422,8 +426,8 @@ def check_against(
     withdrawn: Mapping[tuple[str, int], str],
     release: str,
     files: tuple[str, str],
-) -> None:
-    """Refuse submissions and verdicts the release cannot score, naming each line."""
+) -> list[str]:
+    """A problem for each submission and verdict the release cannot score, naming its line."""
     problems = []
     for s in submissions:
         where = f"{files[0]}:{s.line}"
@@ -439,7 +443,7 @@ def check_against(
                 + (
                     f" (it holds version {', '.join(map(str, held))})"
                     if held
-                    else " (no such case)"
+                    else f" (no such case{_close(s.case_id, versions)})"
                 )
             )
     submitted = {(s.case_id, s.version) for s in submissions}
@@ -457,8 +461,13 @@ def check_against(
             problems.append(
                 f"{where}: a verdict on {j.case_id}@{j.version}, which has no submission"
             )
-    if problems:
-        raise InputError(problems)
+    return problems
+
+
+def _close(case_id: str, known: Iterable[str]) -> str:
+    """``; did you mean `x`?`` for a mistyped case id, or nothing."""
+    close = did_you_mean(case_id, known, CASE_ID_CUTOFF).strip()
+    return f"; {close[1:-1]}" if close else ""
 
 
 def score_all(
