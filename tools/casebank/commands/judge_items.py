@@ -40,13 +40,14 @@ def run(args: argparse.Namespace) -> int:
     answers: dict[tuple[str, int], score.Submission] = {}
     if args.submissions is not None:
         try:
-            parsed = score.parse_submissions(args.submissions.read_bytes(), str(args.submissions))
-        except score.InputError as exc:
-            for problem in exc.problems:
-                print(f"error: {problem}", file=sys.stderr)
-            return 1
+            raw = args.submissions.read_bytes()
         except OSError as exc:
             raise CasebankError(f"{args.submissions}: cannot be read ({exc.strerror})") from None
+        parsed, problems = score.read_submissions(raw, str(args.submissions))
+        if problems:
+            for problem in problems:
+                print(f"error: {problem}", file=sys.stderr)
+            return 1
         answers = {(s.case_id, s.version): s for s in parsed}
     out = sys.stdout
     for case in wanted:

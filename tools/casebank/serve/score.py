@@ -193,14 +193,6 @@ class Judgement:
     judge: str
 
 
-class InputError(Exception):
-    """Bad input: every problem, each as ``FILE:LINE: what is wrong``."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("\n".join(problems))
-        self.problems = problems
-
-
 def _lines(raw: bytes, file: str, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
     try:
         text = raw.decode("utf-8")
@@ -249,14 +241,6 @@ def _records(
                 wrong = True
         if not wrong:
             yield number, value
-
-
-def parse_submissions(raw: bytes, file: str) -> list[Submission]:
-    """Every submission line; raises InputError listing every bad line."""
-    found, problems = read_submissions(raw, file)
-    if problems:
-        raise InputError(problems)
-    return found
 
 
 def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[str]]:
