@@ -90,6 +90,15 @@ def test_valid_documents_pass_both(name: str) -> None:
     assert SLOW[name].validate(document, normalize=False) is True
 
 
+def test_both_refuse_an_unknown_key_two_anyofs_deep() -> None:
+    # Found by the property test below: Cerberus accepted it until every mapping stated
+    # allow_unknown: False (its anyof validates each form allowing unknown fields).
+    _, valid = SCHEMAS["case"]
+    document = {**valid, "physical_exam": {"general": {"low": None, "value": 0}}}
+    assert FAST["case"](document) is False
+    assert SLOW["case"].validate(document, normalize=False) is False
+
+
 @AGREE
 @given(mutated("case"))
 def test_fast_path_agrees_with_cerberus_on_cases(document: Any) -> None:

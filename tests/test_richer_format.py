@@ -246,6 +246,22 @@ def test_a_measured_finding_of_no_allowed_form_is_named() -> None:
     assert (p.rule, p.path) == ("CB204", "physical_exam.cardiovascular.flag")
 
 
+def test_a_misspelt_key_of_a_finding_inside_a_section_is_refused_and_named() -> None:
+    # Cerberus validates the forms of an anyof allowing unknown fields, and passes that down:
+    # two levels into the examination, `unti` used to pass unseen.
+    text = edit(
+        '  general: "Pale, sweaty, in pain"\n',
+        '  general:\n    temperature: {value: 38.2, unti: "Cel"}\n',
+    )
+    [p] = check_text(text)
+    assert (p.rule, p.path, p.line) == (
+        "CB202",
+        "physical_exam.general.temperature.unti",
+        line_of(text, "unti"),
+    )
+    assert "(did you mean `unit`?)" in p.message and p.hint == "rename it to `unit`"
+
+
 def test_a_finding_without_its_value_warns() -> None:
     text = edit('  cardiovascular: "Regular rhythm, no murmur"\n', "  temperature: {unit: Cel}\n")
     assert found(text) == [("CB425", "physical_exam.temperature", line_of(text, "temperature"))]

@@ -826,6 +826,35 @@ CATALOG_SCHEMA: Schema = {
 }
 
 
+def _close(rules: Schema) -> None:
+    """State ``allow_unknown: False`` on every mapping with named fields, below ``rules``.
+
+    Cerberus validates each definition of an ``anyof`` with unknown fields allowed and hands
+    that on to every mapping nested inside that does not say otherwise. So, unless each says so
+    itself, a misspelt key in an examination finding (``unti`` for ``unit``) would pass, two
+    levels down in the examination's ``anyof``s. The fast path always refuses unknown fields.
+    """
+    types = rules.get("type", ())
+    types = (types,) if isinstance(types, str) else types
+    inner = rules.get("schema")
+    if isinstance(inner, dict) and "dict" in types:
+        rules.setdefault("allow_unknown", False)
+        for field_rules in inner.values():
+            _close(field_rules)
+    elif isinstance(inner, dict):
+        _close(inner)
+    for key in ("keysrules", "valuesrules"):
+        if isinstance(rules.get(key), dict):
+            _close(rules[key])
+    for definition in rules.get("anyof", ()):
+        _close(definition)
+
+
+for _fields in (CASE_SCHEMA, CATALOG_SCHEMA):
+    for _rules in _fields.values():
+        _close(_rules)
+
+
 def schema_fingerprint() -> str:
     """SHA-256 of the case and catalog schemas, for release manifests and the cache key."""
     blob = json.dumps(

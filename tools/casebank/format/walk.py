@@ -37,6 +37,7 @@ KNOWN_RULES = frozenset(
         "valuesrules",
         "anyof",
         "meta",
+        "allow_unknown",  # only ever False, stated where Cerberus would not infer it
     }
 )
 AUDIENCES = ("patient", "on_request", "examiner")
@@ -116,6 +117,8 @@ def build(
         raise ValueError(
             f"schema field {'.'.join(path) or '<root>'}: unknown rules {sorted(unknown)}"
         )
+    if rules.get("allow_unknown", False) is not False:
+        raise ValueError(f"schema field {'.'.join(path)}: unknown fields are never allowed")
     meta = rules.get("meta") or {}
     audience = meta.get("audience", audience)
     if audience is not None and audience not in AUDIENCES:

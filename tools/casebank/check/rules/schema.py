@@ -373,7 +373,10 @@ def _missing(e: _Error) -> tuple[Rule, Finding]:
 
 def _unknown(e: _Error) -> tuple[Rule, Finding]:
     parent_node = field_at(e.checker.tree, e.path[:-1])
-    known = list(parent_node.fields or {}) if parent_node is not None else []
+    # A mapping of several forms (an examination part: a finding or a section) offers the
+    # fields of the forms that have them.
+    forms = [parent_node, *parent_node.choices] if parent_node is not None else []
+    known = list(dict.fromkeys(name for form in forms for name in form.fields or {}))
     parent = format_path(e.path[:-1])
     place = f"of `{parent}`" if parent else "at the top level"
     suggestion = did_you_mean(e.field_name, known)
@@ -491,7 +494,9 @@ def _anyof(e: _Error) -> tuple[Rule, Finding] | None:
         by_form: dict[int, list[Any]] = {}
         for child in children:
             by_form.setdefault(child.schema_path[len(e.error.schema_path)], []).append(child)
-        closest = min(by_form.values(), key=len)
+        # The form that got furthest into the value, then the one with the fewest errors: a
+        # section whose finding has a misspelt key, not a finding with an unknown key.
+        closest = min(by_form.values(), key=lambda errors: (-max(map(_depth, errors)), len(errors)))
         leaves = [leaf for child in closest for leaf in _leaves([child])]
         if leaves:
             first = e.checker.translate(e.doc, leaves[0])
@@ -503,6 +508,11 @@ def _anyof(e: _Error) -> tuple[Rule, Finding] | None:
         f"`{e.where}` is {describe(e.value)}, which fits none of the forms allowed here",
         f"write {forms}" if forms else _description(e.node),
     )
+
+
+def _depth(error: Any) -> int:
+    """How far into the document an error, or any error below it, reaches."""
+    return max([len(error.document_path), *map(_depth, error.child_errors or ())])
 
 
 def _is_type_error(error: Any) -> bool:
