@@ -147,6 +147,18 @@ _REFERENCE_RANGE = {
 }
 
 
+# Commentary for the examiner ("not indicated here", "the key finding"): never served.
+EXAMINER_NOTE: Schema = audience(
+    text(
+        "Commentary for the examiner about this result or finding (why it is or is not "
+        "indicated, what it shows about the diagnosis); never served to the doctor or the "
+        "patient.",
+        "Not indicated once the ECG shows ST elevation.",
+    ),
+    "examiner",
+)
+
+
 def _result_fields(*, type_required: bool) -> Schema:
     return {
         "type": {
@@ -179,7 +191,12 @@ def _result_fields(*, type_required: bool) -> Schema:
             RESULT_FLAGS,
             "high",
         ),
-        "note": text("Comment a clinician would see with the result.", "Hemolysed sample."),
+        "note": text(
+            "What the report itself says beside the value, as the laboratory, the radiologist "
+            "or the bedside team would write it; it is served with the result.",
+            "Haemolysed sample.",
+        ),
+        "examiner_note": EXAMINER_NOTE,
         "attachments": text_list(
             "Files of this result under cases/<case_id>/attachments/ (a tracing, an image).",
             ["ecg-12-lead.png"],
@@ -221,10 +238,14 @@ RESULT: Schema = {
             ],
         ),
     },
-    "answers": test_name_list(
-        "Other catalog tests this result also answers (an abdominal ultrasound that reports "
-        "the gallbladder answers a right upper quadrant ultrasound).",
-        ["Right upper quadrant ultrasound"],
+    "answers": audience(
+        test_name_list(
+            "Other catalog tests this result also answers (an abdominal ultrasound that reports "
+            "the gallbladder answers a right upper quadrant ultrasound). Authoring data: never "
+            "served with the result.",
+            ["Right upper quadrant ultrasound"],
+        ),
+        "examiner",
     ),
     **_QUALIFIERS,
 }
@@ -283,6 +304,7 @@ _FINDING: Schema = {
     "flag": choice("How a measured finding compares with normal.", RESULT_FLAGS, "high"),
     "laterality": choice("Side: left, right or bilateral.", LATERALITIES, "right"),
     "note": text("Anything else about the finding.", "Rechecked after 10 minutes."),
+    "examiner_note": EXAMINER_NOTE,
 }
 
 

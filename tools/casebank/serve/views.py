@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from casebank.format.document import Path
-from casebank.format.walk import AUDIENCES, Field, case_tree
+from casebank.format.walk import AUDIENCES, Field, case_tree, field_at
 
 ROLES = AUDIENCES
 
@@ -29,10 +29,41 @@ def view(data: Mapping[str, Any], role: str) -> dict[str, Any]:
 _NOTHING = object()
 
 
+def served(value: Any, at: Path) -> Any:
+    """What of the value at document path ``at`` may be served on request: the part whose
+    audience is ``on_request`` (a result without its examiner note or its ``answers``
+    relation, an examination finding without its examiner note), or None."""
+    node = field_at(case_tree(), at)
+    kept = _NOTHING if node is None else _keep(node, value, "on_request")
+    return None if kept is _NOTHING else kept
+
+
+def _form(node: Field, value: Any) -> Field:
+    """Of a field's alternatives (``anyof``), the one that describes ``value``: for a
+    mapping, the form with named fields when every key is one of them, else a mapping of
+    chosen keys; the field itself when it has no alternatives."""
+    if not node.choices:
+        return node
+    if isinstance(value, dict):
+        named = [c for c in node.choices if c.fields is not None and set(value) <= set(c.fields)]
+        chosen = [c for c in node.choices if c.values is not None]
+        for form in (*named, *chosen):
+            return form
+    return node
+
+
 def _keep(node: Field, value: Any, role: str) -> Any:
     """``value`` as the role sees it, or _NOTHING. Mappings with named fields are filtered key
-    by key (so a field unknown to the schema is dropped); anything else is the role's whole
-    or not at all."""
+    by key (so a field unknown to the schema is dropped), mappings of chosen keys value by
+    value; anything else is the role's whole or not at all."""
+    node = _form(node, value)
+    if node.values is not None and node.fields is None and isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            kept = _keep(node.values, item, role)
+            if kept is not _NOTHING:
+                out[key] = kept
+        return out if out else _NOTHING
     if node.fields is not None and isinstance(value, dict):
         out = {}
         for key, item in value.items():
