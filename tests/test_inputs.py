@@ -284,7 +284,7 @@ def test_a_null_result_is_a_shape_problem_not_a_crash() -> None:
     # found by the property test: the results oracle tried to serve a null result
     text = edit(
         '    ECG:\n      type: text_report\n      value: "ST elevation in II, III and aVF."\n'
-        "      answers: [Cardiac monitoring]\n",
+        "      flag: abnormal\n      answers: [Cardiac monitoring]\n",
         "    ECG: null\n",
     )
     # a shape problem, and (the ECG being unserved) the must-order warning; no CB100

@@ -36,6 +36,7 @@ FILLED = {
     '["TODO: tests that must be ordered, e.g. ECG"]': '["Chest X-ray"]',
     '"TODO: a test name from catalog.yaml"': '"Chest X-ray"',
     "type: null": "type: text_report",
+    "flag: null": "flag: normal",
     '"TODO: the result: a number for lab_value, text otherwise"': (
         '"No consolidation, effusion or pneumothorax."'
     ),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from casebank.check.engine import Checker
 from casebank.format.catalog import build_catalog
 from casebank.format.loader import load_document
+from casebank.serve.oracle import Oracle
 from conftest import TEST_CATALOG, VALID_CASE, check_text, edit, found, line_of
 
 RESULTS_END = "  results_generated_policy: normal_unless_listed\n"
@@ -85,6 +86,7 @@ def test_placeholder_words_are_not_results() -> None:
 def test_a_real_result_is_not_a_placeholder() -> None:
     text = with_result(
         '    Chest X-ray:\n      type: text_report\n      value: "No consolidation."\n'
+        "      flag: normal\n"
     )
     assert check_text(text) == []
 
@@ -145,27 +147,34 @@ def test_a_member_listed_alone_and_in_its_panel_must_agree() -> None:
 # --- grounding ------------------------------------------------------------------------------
 
 
-def test_an_abnormal_result_whose_family_would_come_back_normal_warns() -> None:
+_CATALOG = build_catalog(load_document("catalog.yaml", TEST_CATALOG.encode()).document.data)  # type: ignore[union-attr]
+
+
+def test_an_abnormal_result_withholds_the_normal_default_of_its_family() -> None:
+    # Cardiac monitoring is of the ECG's family: beside an abnormal ECG it is not served a
+    # default (it is a bedside test, which has none), so nothing contradicts the ECG.
     text = edit("      answers: [Cardiac monitoring]\n", "")
-    [p] = check_text(text)
-    assert (p.rule, p.path, p.line) == (
-        "CB420",
-        "investigations.results.ECG",
-        line_of(text, "    ECG:"),
-    )
-    assert "`Cardiac monitoring` would be served the catalog's normal result" in p.message
-    assert "answers: [Cardiac monitoring]" in p.hint
+    assert check_text(text) == []
+    loaded = load_document("cases/valid_case.yaml", text.encode())
+    assert loaded.document is not None
+    answer = Oracle(loaded.document.data, _CATALOG).answer("Cardiac monitoring")
+    assert (answer.source, answer.result) == ("unavailable", None)
+    assert answer.reason and "not recorded for this patient" in answer.reason
 
 
 def test_a_result_the_catalog_answers_from_warns_when_the_answering_test_is_unlisted() -> None:
-    text = with_result('    Urine dipstick:\n      type: text_report\n      value: "Blood 3+."\n')
+    text = with_result(
+        '    Urine dipstick:\n      type: text_report\n      value: "Blood 3+."\n      flag: abnormal\n'
+    )
     [p] = check_text(text)
     assert (p.rule, p.path) == ("CB420", 'investigations.results["Urine dipstick"]')
     assert "`Urinalysis`" in p.message
 
 
 def test_a_panel_given_as_one_report_warns_for_its_unlisted_members() -> None:
-    text = with_result('    Urinalysis:\n      type: text_report\n      value: "Blood 3+."\n')
+    text = with_result(
+        '    Urinalysis:\n      type: text_report\n      value: "Blood 3+."\n      flag: abnormal\n'
+    )
     [p] = check_text(text)
     assert (p.rule, p.path) == ("CB420", "investigations.results.Urinalysis")
     assert "`Urine white blood cells`, `Urine blood`" in p.message
@@ -173,14 +182,15 @@ def test_a_panel_given_as_one_report_warns_for_its_unlisted_members() -> None:
 
 def test_a_test_not_done_contradicts_nothing() -> None:
     text = edit(
-        '      value: "ST elevation in II, III and aVF."\n      answers: [Cardiac monitoring]\n',
+        '      value: "ST elevation in II, III and aVF."\n      flag: abnormal\n'
+        "      answers: [Cardiac monitoring]\n",
         "      status: not_done\n      note: Declined.\n",
     )
     assert check_text(text) == []
 
 
 def test_a_result_marked_normal_contradicts_nothing() -> None:
-    text = edit("      answers: [Cardiac monitoring]\n", "      flag: normal\n")
+    text = edit("      flag: abnormal\n      answers: [Cardiac monitoring]\n", "      flag: normal\n")
     assert check_text(text) == []
 
 

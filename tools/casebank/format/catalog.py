@@ -35,6 +35,7 @@ class CatalogTest:
     answers: tuple[str, ...] = ()
     loinc: str | None = None
     default_result: str | None = None
+    derive: str | None = None  # the formula that computes it from the case (serve/derive.py)
 
     @property
     def accepted_units(self) -> tuple[str, ...]:
@@ -227,6 +228,7 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
                 answers=_strings(entry.get("answers")),
                 loinc=_optional_str(entry.get("loinc")),
                 default_result=_optional_str(entry.get("default_result")),
+                derive=_optional_str(entry.get("derive")),
             )
         )
     return Catalog(

@@ -138,6 +138,24 @@ NORMAL_WORDS = frozenset(
 )
 
 
+# A qualitative result of one of these words says it is abnormal ("Positive", "Elevated").
+ABNORMAL_WORDS = frozenset(
+    [
+        "positive",
+        "detected",
+        "reactive",
+        "abnormal",
+        "elevated",
+        "raised",
+        "high",
+        "low",
+        "increased",
+        "decreased",
+        "reduced",
+    ]
+)
+
+
 def _plain(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s-]", " ", text.casefold()).split())
 
@@ -167,6 +185,8 @@ def judgement(entry: Mapping[str, Any]) -> str:
         return "abnormal" if outside else "normal"
     if isinstance(value, str) and _plain(value) in NORMAL_WORDS:
         return "normal"
+    if isinstance(value, str) and _plain(value) in ABNORMAL_WORDS:
+        return "abnormal"
     return "unknown"
 
 

@@ -187,9 +187,12 @@ def _result_fields(*, type_required: bool) -> Schema:
         "unit": text("Unit of a numeric value (UCUM or a common clinical spelling).", "ng/mL"),
         "reference_range": _REFERENCE_RANGE,
         "flag": choice(
-            "How the value compares with the reference range (indeterminate: equivocal).",
+            "How the result compares with normal: the reference range for a number, the "
+            "reader's judgement for a report (indeterminate: equivocal). Harnesses and graders "
+            "read it; a report without one says neither normal nor abnormal.",
             RESULT_FLAGS,
             "high",
+            scaffold=True,
         ),
         "note": text(
             "What the report itself says beside the value, as the laboratory, the radiologist "
@@ -802,8 +805,15 @@ CATALOG_TEST: Schema = {
     ),
     "default_result": text(
         "The normal result served for this test when a case does not list it "
-        "(results_generated_policy: normal_unless_listed).",
+        "(results_generated_policy: normal_unless_listed). Only a laboratory, microbiology, "
+        "imaging or procedure test, or a bedside test on a specimen, may have one: what the "
+        "examination, history or listed results determine is derived or unavailable.",
         "Within normal limits.",
+    ),
+    "derive": text(
+        "The formula that computes this test's result from the case when the case does not "
+        "list it (a score from the recorded observations: docs/serving.md lists them).",
+        "news2",
     ),
 }
 

@@ -23,10 +23,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from casebank.format.catalog import Catalog, CatalogTest, fold
 from casebank.format.names import resolve_loosely, split_side, suggest, suggest_sided
+from casebank.format.results import judgement
+from casebank.serve.derive import Derived, Facts, Missing, derive, flagged
+from casebank.serve.views import served
 
 LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
     "listed",
@@ -48,6 +52,7 @@ class Answer:
     origin: str | None  # "from": the listed result an answer was derived from
     result: Mapping[str, Any] | None
     suggestion: str | None = None
+    reason: str | None = None  # why no result is served (unavailable answers)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -59,6 +64,8 @@ class Answer:
         }
         if self.source == UNKNOWN:
             out["suggestion"] = self.suggestion
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 
@@ -133,6 +140,19 @@ class Oracle:
             test = self.catalog.resolve(loose) if loose else None
         return test
 
+    def answers(self, request: str) -> list[Answer]:
+        """The answers to one order as a clinician types it: one test, or several joined
+        ("B12 and folate", "FBC + film", "BP, HR"), each answered on its own. A request is split
+        only when it names no test as a whole and every part names one."""
+        whole = self.answer(request)
+        if whole.source != UNKNOWN:
+            return [whole]
+        parts = [p.strip() for p in _JOINED.split(request) if p.strip()]
+        if len(parts) < 2:
+            return [whole]
+        found = [self.answer(part) for part in parts]
+        return [whole] if any(a.source == UNKNOWN for a in found) else found
+
     def answer(self, request: str) -> Answer:
         test, side = self.resolve(request)
         if test is None:
@@ -145,10 +165,63 @@ class Oracle:
         key = self.listed.get(test.name)
         if key is not None and _same_side(self.results[key], side):
             return self._from_entry(request, test, self.results[key], LISTED, None)
+        if test.kind in CASE_DETERMINED:  # what the doctor finds at the bedside comes first
+            found = self._from_exam(request, test)
+            if found is not None:
+                return found
         derived = self._derived(request, test)
         if derived is not None:
             return derived
-        return self._by_policy(request, test)
+        if test.kind not in CASE_DETERMINED:
+            found = self._from_exam(request, test)
+            if found is not None:
+                return found
+        missing: tuple[str, ...] = ()
+        if test.derive is not None:
+            computed = derive(test.derive, self.facts)
+            if isinstance(computed, Derived):
+                return Answer(request, test.name, DERIVED, computed.origin, computed.result)
+            if isinstance(computed, Missing):
+                missing = computed.inputs
+        return self._by_policy(request, test, missing)
+
+    @cached_property
+    def facts(self) -> Facts:
+        """What the case records, read once for every derived answer."""
+        return Facts(self.case, self.catalog, self._lookup_listed)
+
+    def _lookup_listed(self, name: str) -> tuple[str, Mapping[str, Any]] | None:
+        """A listed result of test ``name`` (alone, or as a panel member), and its path."""
+        key = self.listed.get(name)
+        if key is not None and isinstance(self.results.get(key), dict):
+            return f"investigations.results.{key}", self.results[key]
+        if name in self.members:
+            panel, member, timed = self.members[name]
+            return f"investigations.results.{panel}.{member}", self._member(panel, member, timed)
+        return None
+
+    def _from_exam(self, request: str, test: CatalogTest) -> Answer | None:
+        """The examination's reading of ``test``, or for a panel (vital signs) its members'."""
+        reading = self.facts.finding(test) if test.kind in CASE_DETERMINED else None
+        if reading is None:
+            reading = self.facts.findings.get(test.name)
+        if reading is not None:
+            reading = flagged(self.facts, test.name, reading)
+            return Answer(request, test.name, DERIVED, reading.origin, reading.result())
+        if not test.is_panel or test.kind not in CASE_DETERMINED:
+            return None
+        components: dict[str, Any] = {}
+        origins = []
+        for member in self.catalog.components_of(test):
+            found = self.facts.reading(member.name)
+            if found is not None:
+                found = flagged(self.facts, member.name, found)
+                components[member.name] = {**found.result(), "source": DERIVED}
+                origins.append(found.origin)
+        if not components:
+            return None
+        result = {"type": "panel", "components": components}
+        return Answer(request, test.name, DERIVED, ", ".join(dict.fromkeys(origins)), result)
 
     def _from_entry(
         self,
@@ -157,17 +230,21 @@ class Oracle:
         entry: Mapping[str, Any],
         source: str,
         origin: str | None,
+        at: tuple[str, ...] | None = None,
     ) -> Answer:
         name = test.name if test is not None else None
+        key = origin if origin is not None else self.listed.get(name or "", request)
+        shown = served(entry, at or ("investigations", "results", str(key))) or {}
         if entry.get("status") in NOT_AVAILABLE:
-            return Answer(request, name, UNAVAILABLE, origin, entry)
-        return Answer(request, name, source, origin, entry)
+            return Answer(request, name, UNAVAILABLE, origin, shown, reason=_status(entry))
+        return Answer(request, name, source, origin, shown)
 
     def _derived(self, request: str, test: CatalogTest) -> Answer | None:
         if test.name in self.members:
             key, member, timed = self.members[test.name]
             entry = self._member(key, member, timed)
-            return self._from_entry(request, test, entry, DERIVED, key)
+            at = ("investigations", "results", key) + (() if timed else ("components", member))
+            return self._from_entry(request, test, entry, DERIVED, key, at)
         source_key = self.declared.get(test.name)
         if source_key is None:
             source_key = next(
@@ -203,12 +280,15 @@ class Oracle:
         for member in self.catalog.components_of(panel):
             key = self.listed.get(member.name)
             if key is not None:
-                components[member.name] = {**self.results[key], "source": LISTED, "from": key}
+                shown = served(self.results[key], ("investigations", "results", key)) or {}
+                components[member.name] = {**shown, "source": LISTED, "from": key}
                 origins.append(key)
             elif member.name in self.members and self._same_specimen(panel, member.name):
                 panel_key, name, timed = self.members[member.name]
                 entry = self._member(panel_key, name, timed)
-                components[member.name] = {**entry, "source": DERIVED, "from": panel_key}
+                at = ("investigations", "results", panel_key)
+                shown = served(entry, at if timed else (*at, "components", name)) or {}
+                components[member.name] = {**shown, "source": DERIVED, "from": panel_key}
                 origins.append(panel_key)
             else:
                 filled = self._by_policy(member.name, member)
@@ -229,13 +309,35 @@ class Oracle:
         other = self.catalog.resolve(self.members[member][0])
         return _compatible(panel.specimen, other.specimen if other is not None else None)
 
-    def _by_policy(self, request: str, test: CatalogTest) -> Answer:
+    def _by_policy(self, request: str, test: CatalogTest, missing: tuple[str, ...] = ()) -> Answer:
+        """The catalog's normal result, where the policy and the test's kind allow one and
+        nothing the case lists bears against it; otherwise unavailable, with the reason."""
+        if test.kind in CASE_DETERMINED and not may_default(test):
+            return Answer(request, test.name, UNAVAILABLE, None, None, reason=_undetermined(missing))
         policy = self.policy
-        if policy in ("normal_unless_listed", "generate_consistent") and test.default_result:
-            kind = "text_report" if "text_report" in test.result_types else "qualitative"
-            result = {"type": kind, "value": test.default_result, "flag": "normal"}
-            return Answer(request, test.name, POLICY, None, result)
-        return Answer(request, test.name, UNAVAILABLE, None, None)
+        if policy not in ("normal_unless_listed", "generate_consistent"):
+            return Answer(request, test.name, UNAVAILABLE, None, None, reason=LISTED_ONLY)
+        if not test.default_result:
+            return Answer(request, test.name, UNAVAILABLE, None, None, reason=NO_NORMAL)
+        against = self._abnormal_related(test)
+        if against is not None:
+            reason = f"not reported on its own here: the case reports {against}"
+            return Answer(request, test.name, UNAVAILABLE, None, None, reason=reason)
+        kind = "text_report" if "text_report" in test.result_types else "qualitative"
+        result = {"type": kind, "value": test.default_result, "flag": "normal"}
+        return Answer(request, test.name, POLICY, None, result)
+
+    def _abnormal_related(self, test: CatalogTest) -> str | None:
+        """A listed result of the test's family that is not normal: a normal default beside it
+        would contradict it (troponin I beside a raised troponin T; a Holter beside an ECG
+        showing atrial fibrillation)."""
+        for other in self.catalog.family_of(test):
+            key = self.listed.get(other.name)
+            entry = self.results.get(key) if key is not None else None
+            if isinstance(entry, dict) and entry.get("status", "final") == "final":
+                if judgement(entry) != "normal":
+                    return key
+        return None
 
     # --- examinations ----------------------------------------------------------------------
 
@@ -250,11 +352,47 @@ class Oracle:
         if wanted in ("", "physical", "full", "general physical", "complete"):
             return Answer(request, None, LISTED, "physical_exam", {"findings": exam})
         found = _find_part(exam, wanted, ())
+        if found is None and wanted == "vital signs":
+            vitals = self._from_exam(request, self.catalog.resolve("Vital signs"))  # type: ignore[arg-type]
+            if vitals is not None and vitals.result is not None:
+                part = "vital signs"
+                findings = {k: v for k, v in vitals.result["components"].items()}
+                return Answer(request, part, LISTED, vitals.origin, {"part": part, "findings": findings})
         if found is None:
-            return Answer(request, None, UNAVAILABLE, None, None)
+            return Answer(request, None, UNAVAILABLE, None, None, reason=_NOT_EXAMINED)
         path, value = found
         part = " > ".join(path)
         return Answer(request, part, LISTED, "physical_exam", {"part": part, "findings": value})
+
+
+_JOINED = re.compile(r"\s*(?:,|\+|&|\band\b)\s*", re.IGNORECASE)
+
+# Kinds of test whose result the case itself determines (an observation, a score, a scale):
+# never a catalog default, unless the test is done on a specimen (a point-of-care urine or
+# capillary test), whose normal result is plausible like any laboratory test's.
+CASE_DETERMINED = frozenset({"bedside", "assessment"})
+LISTED_ONLY = "the case lists no result for this test, and serves listed results only"
+_NOT_EXAMINED = "the case records no such part of the examination"
+NO_NORMAL = "the case lists no result for this test, and no normal result can be assumed"
+
+
+def may_default(test: CatalogTest) -> bool:
+    """Whether the policy may serve ``test``'s catalog default (docs/serving.md, per kind)."""
+    return test.kind not in CASE_DETERMINED or test.specimen is not None
+
+
+def _undetermined(missing: tuple[str, ...]) -> str:
+    if missing:
+        return (
+            f"not recorded for this patient, and the case does not hold {', '.join(missing)} "
+            "to calculate it: assess it from the history and the examination"
+        )
+    return "not recorded for this patient: assess it from the history and the examination"
+
+
+def _status(entry: Mapping[str, Any]) -> str:
+    status = str(entry.get("status")).replace("_", " ")
+    return f"{status} for this patient"
 
 
 # Specimens that are one venous blood sample for the purpose of standing in for each other.
