@@ -683,6 +683,46 @@ def _corrected_calcium(facts: Facts) -> Derived | Missing:
 
 
 @formula(
+    "shock_index",
+    "Shock index",
+    "Allgöwer M, Burri C. Dtsch Med Wochenschr 1967;92:1947-50: heart rate / systolic BP; "
+    "0.9 or more is raised",
+)
+def _shock_index(facts: Facts) -> Derived | Missing:
+    got = _Inputs(facts)
+    hr = got.number("Heart rate")
+    sbp = got.number("Systolic blood pressure", "blood pressure")
+    if got.missing:
+        return got.done({})
+    value = round(hr / sbp, 2)
+    note = "Calculated: heart rate / systolic blood pressure; 0.9 or more is raised."
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "ratio", "flag": "high" if value >= 0.9 else "normal", "note": note}
+    )
+
+
+@formula(
+    "fib4",
+    "FIB-4 index",
+    "Sterling RK, et al. Hepatology 2006;43:1317-25: age × AST / (platelets × √ALT); under 1.3 "
+    "low risk of advanced fibrosis, over 2.67 high",
+)
+def _fib4(facts: Facts) -> Derived | Missing:
+    got = _Inputs(facts)
+    age = got.age()
+    ast = got.number("Aspartate aminotransferase", "AST")
+    alt = got.number("Alanine aminotransferase", "ALT")
+    platelets = got.number("Platelet count", "platelet count")
+    if got.missing:
+        return got.done({})
+    value = round(age * ast / (platelets * math.sqrt(alt)), 2)
+    band = "low" if value < 1.3 else "indeterminate" if value <= 2.67 else "high"
+    flag = {"low": "normal", "indeterminate": "indeterminate", "high": "high"}[band]
+    note = f"Calculated from age, AST, ALT and platelet count: {band} risk of advanced fibrosis."
+    return got.done({"type": "lab_value", "value": value, "unit": "ratio", "flag": flag, "note": note})
+
+
+@formula(
     "glasgow_coma_scale",
     "Glasgow Coma Scale",
     "Teasdale G, Jennett B. Lancet 1974;2:81-4: a recorded GCS, or 15/15 where the examination "

@@ -176,6 +176,11 @@ class Oracle:
             found = self._from_exam(request, test)
             if found is not None:
                 return found
+        return self._unlisted(request, test)
+
+    def _unlisted(self, request: str, test: CatalogTest) -> Answer:
+        """A test no listed result answers: computed by its formula, read from a listed report
+        that states it (a QTc in the ECG's report), or the policy's answer."""
         missing: tuple[str, ...] = ()
         if test.derive is not None:
             computed = derive(test.derive, self.facts)
@@ -183,7 +188,24 @@ class Oracle:
                 return Answer(request, test.name, DERIVED, computed.origin, computed.result)
             if isinstance(computed, Missing):
                 missing = computed.inputs
+        if test.kind in CASE_DETERMINED:
+            key = self._reported_in(test)
+            if key is not None:
+                return self._from_entry(request, test, self.results[key], DERIVED, key)
         return self._by_policy(request, test, missing)
+
+    def _reported_in(self, test: CatalogTest) -> str | None:
+        """The listed report whose text states this measurement by name ("QTc 486 ms" in the
+        ECG's report answers a QTc order)."""
+        names = [n for n in (test.name, *test.aliases) if len(n) >= 3]
+        patterns = [re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE) for n in names]
+        for key, entry in self.results.items():
+            if not isinstance(entry, dict) or entry.get("status", "final") != "final":
+                continue
+            value = entry.get("value")
+            if isinstance(value, str) and any(p.search(value) for p in patterns):
+                return str(key)
+        return None
 
     @cached_property
     def facts(self) -> Facts:
@@ -290,12 +312,12 @@ class Oracle:
                 shown = served(entry, at if timed else (*at, "components", name)) or {}
                 components[member.name] = {**shown, "source": DERIVED, "from": panel_key}
                 origins.append(panel_key)
-            else:
-                filled = self._by_policy(member.name, member)
+            elif not member.is_panel:  # computed from the case, or the policy's answer
+                filled = self._unlisted(member.name, member)
                 components[member.name] = {
                     **(filled.result or {"status": "unavailable"}),
                     "source": filled.source,
-                    "from": None,
+                    "from": filled.origin,
                 }
         if not origins:
             return None
