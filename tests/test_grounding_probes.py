@@ -141,9 +141,7 @@ def test_the_probe_set_is_large_blind_and_covers_every_case() -> None:
         assert probe.get("why"), probe
 
 
-@pytest.mark.parametrize(
-    "probe", probes(), ids=lambda p: f"{p['case']}:{p['order']}:{p['split']}"
-)
+@pytest.mark.parametrize("probe", probes(), ids=lambda p: f"{p['case']}:{p['order']}:{p['split']}")
 def test_probe(probe: dict[str, Any]) -> None:
     answer = combined(_oracle(probe["case"]).answers(probe["order"]))
     outcome, why = verdict(probe, answer)

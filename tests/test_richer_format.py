@@ -164,7 +164,8 @@ def test_an_abnormal_result_withholds_the_normal_default_of_its_family() -> None
 
 def test_a_result_the_catalog_answers_from_warns_when_the_answering_test_is_unlisted() -> None:
     text = with_result(
-        '    Urine dipstick:\n      type: text_report\n      value: "Blood 3+."\n      flag: abnormal\n'
+        '    Urine dipstick:\n      type: text_report\n      value: "Blood 3+."\n'
+        "      flag: abnormal\n"
     )
     [p] = check_text(text)
     assert (p.rule, p.path) == ("CB420", 'investigations.results["Urine dipstick"]')
@@ -190,7 +191,9 @@ def test_a_test_not_done_contradicts_nothing() -> None:
 
 
 def test_a_result_marked_normal_contradicts_nothing() -> None:
-    text = edit("      flag: abnormal\n      answers: [Cardiac monitoring]\n", "      flag: normal\n")
+    text = edit(
+        "      flag: abnormal\n      answers: [Cardiac monitoring]\n", "      flag: normal\n"
+    )
     assert check_text(text) == []
 
 

@@ -31,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
 
     served = load_served(find_root(args.root), args.case, args.release)
     oracle = Oracle(served.data, served.catalog)
-    answers = [a for t in args.tests for a in ([oracle.examine(t)] if args.exam else oracle.answers(t))]
+    answers = [
+        a for t in args.tests for a in ([oracle.examine(t)] if args.exam else oracle.answers(t))
+    ]
     if args.format == "json":
         payload = {
             "case_id": args.case,

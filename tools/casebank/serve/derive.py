@@ -205,9 +205,9 @@ class Facts:
         "systolic" under "blood pressure")."""
         key = _key(path[-1])
         test = self.catalog.resolve(key)
-        if test is None and key in ("systolic", "diastolic") and len(path) > 1:
-            if _key(path[-2]).startswith("blood pressure"):
-                return self.catalog.resolve(f"{key} blood pressure")
+        below_pressure = len(path) > 1 and _key(path[-2]).startswith("blood pressure")
+        if test is None and key in ("systolic", "diastolic") and below_pressure:
+            return self.catalog.resolve(f"{key} blood pressure")
         if test is None and key.startswith("blood pressure"):
             return self.catalog.resolve("Blood pressure")
         return test
@@ -267,8 +267,9 @@ class Facts:
         avpu = self.reading("AVPU scale")
         if avpu is not None and isinstance(avpu.value, str):
             level = avpu.value.strip()[:1].upper()
+            confused = re.search(r"confus", avpu.value, re.IGNORECASE)  # ACVPU's C
             if level in "AVPU" and level:
-                return ("A" if level == "A" else "CVPU"), avpu.origin
+                return ("A" if level == "A" and not confused else "CVPU"), avpu.origin
         for origin, text in self.texts:
             if _UNALERT.search(text):
                 return "CVPU", origin
@@ -279,11 +280,12 @@ class Facts:
 
     def oriented(self) -> str | None:
         """Where the examination says the patient is alert and oriented (a GCS of 15)."""
+        if any(_UNALERT.search(text) for _, text in self.texts):
+            return None
         for origin, text in self.texts:
-            if _UNALERT.search(text):
-                return None
-        for origin, text in self.texts:
-            if re.search(r"\balert\b", text, re.I) and re.search(r"\borien?tated\b|\boriented\b", text, re.I):
+            if re.search(r"\balert\b", text, re.I) and re.search(
+                r"\borien?tated\b|\boriented\b", text, re.I
+            ):
                 return origin
         return None
 
@@ -304,8 +306,8 @@ class Facts:
 
 
 _UNALERT = re.compile(
-    r"(?<!no )(?<!not )(?<!without )\b(?:confused|confusion|disorientated|disoriented|drowsy|responds? (?:only )?to "
-    r"(?:voice|pain)|unresponsive|obtunded|stuporose|agitated and confused)\b",
+    r"(?<!no )(?<!not )(?<!without )\b(?:confused|confusion|disorientated|disoriented|drowsy|"
+    r"responds? (?:only )?to (?:voice|pain)|unresponsive|obtunded|stuporose)\b",
     re.IGNORECASE,
 )
 # Words that record an alert patient: alert, oriented, holding a conversation, or looking well.
@@ -569,7 +571,9 @@ def _map(facts: Facts) -> Derived | Missing:
     value = round(dbp + (sbp - dbp) / 3)
     flag = "low" if value < 65 else "high" if value > 110 else "normal"
     note = "Calculated from the recorded blood pressure."
-    return got.done({"type": "lab_value", "value": value, "unit": "mmHg", "flag": flag, "note": note})
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "mmHg", "flag": flag, "note": note}
+    )
 
 
 @formula("body_mass_index", "Body mass index", "BMI = weight (kg) / height (m)²; WHO categories")
@@ -585,7 +589,9 @@ def _bmi(facts: Facts) -> Derived | Missing:
     value = round(weight / (height / 100) ** 2, 1)
     flag = "low" if value < 18.5 else "high" if value >= 25 else "normal"
     note = "Calculated from the recorded weight and height."
-    return got.done({"type": "lab_value", "value": value, "unit": "kg/m2", "flag": flag, "note": note})
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "kg/m2", "flag": flag, "note": note}
+    )
 
 
 def _creatinine_mg_dl(got: _Inputs) -> float:
@@ -627,7 +633,7 @@ def egfr_ckd_epi_2021(creatinine_mg_dl: float, age: float, sex: str) -> float:
     kappa, alpha = (0.7, -0.241) if female else (0.9, -0.302)
     ratio = creatinine_mg_dl / kappa
     value = 142 * min(ratio, 1) ** alpha * max(ratio, 1) ** -1.200 * 0.9938**age
-    return value * 1.012 if female else value
+    return float(value * 1.012 if female else value)
 
 
 @formula(
@@ -647,7 +653,9 @@ def _crcl(facts: Facts) -> Derived | Missing:
     value = round((140 - age) * weight * (0.85 if sex == "female" else 1) / (72 * scr))
     flag = "low" if value < 60 else "normal"
     note = "Calculated from age, actual body weight and serum creatinine (Cockcroft-Gault)."
-    return got.done({"type": "lab_value", "value": value, "unit": "mL/min", "flag": flag, "note": note})
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "mL/min", "flag": flag, "note": note}
+    )
 
 
 @formula("anion_gap", "Anion gap", "Anion gap = sodium - (chloride + bicarbonate), mmol/L")
@@ -660,8 +668,12 @@ def _anion_gap(facts: Facts) -> Derived | Missing:
         return got.done({})
     value = round(sodium - chloride - bicarbonate)
     flag = "high" if value > 16 else "low" if value < 4 else "normal"
-    note = "Calculated: sodium - (chloride + bicarbonate); reference 4–16 mmol/L (without potassium)."
-    return got.done({"type": "lab_value", "value": value, "unit": "mmol/L", "flag": flag, "note": note})
+    note = (
+        "Calculated: sodium - (chloride + bicarbonate); reference 4–16 mmol/L (without potassium)."
+    )
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "mmol/L", "flag": flag, "note": note}
+    )
 
 
 @formula(
@@ -679,7 +691,9 @@ def _corrected_calcium(facts: Facts) -> Derived | Missing:
     value = round(calcium + 0.02 * (40 - albumin), 2)
     flag = "high" if value > 2.6 else "low" if value < 2.2 else "normal"
     note = "Calculated from total calcium and albumin; reference 2.20–2.60 mmol/L."
-    return got.done({"type": "lab_value", "value": value, "unit": "mmol/L", "flag": flag, "note": note})
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "mmol/L", "flag": flag, "note": note}
+    )
 
 
 @formula(
@@ -697,7 +711,13 @@ def _shock_index(facts: Facts) -> Derived | Missing:
     value = round(hr / sbp, 2)
     note = "Calculated: heart rate / systolic blood pressure; 0.9 or more is raised."
     return got.done(
-        {"type": "lab_value", "value": value, "unit": "ratio", "flag": "high" if value >= 0.9 else "normal", "note": note}
+        {
+            "type": "lab_value",
+            "value": value,
+            "unit": "ratio",
+            "flag": "high" if value >= 0.9 else "normal",
+            "note": note,
+        }
     )
 
 
@@ -719,7 +739,9 @@ def _fib4(facts: Facts) -> Derived | Missing:
     band = "low" if value < 1.3 else "indeterminate" if value <= 2.67 else "high"
     flag = {"low": "normal", "indeterminate": "indeterminate", "high": "high"}[band]
     note = f"Calculated from age, AST, ALT and platelet count: {band} risk of advanced fibrosis."
-    return got.done({"type": "lab_value", "value": value, "unit": "ratio", "flag": flag, "note": note})
+    return got.done(
+        {"type": "lab_value", "value": value, "unit": "ratio", "flag": flag, "note": note}
+    )
 
 
 @formula(
@@ -747,9 +769,12 @@ def _avpu(facts: Facts) -> Derived | Missing:
     if found is None or found[0] != "A":
         return Missing(("a recorded level of consciousness",))
     note = "The examination records the patient alert."
-    return Derived({"type": "qualitative", "value": "Alert", "flag": "normal", "note": note}, (found[1],))
+    return Derived(
+        {"type": "qualitative", "value": "Alert", "flag": "normal", "note": note}, (found[1],)
+    )
 
 
+_HURTS = re.compile(r"pain|ache|hurt|sore|discomfort|pressure|tightness|burning|cramp|colic", re.I)
 _PAIN = re.compile(r"\b(\d{1,2})\s*(?:/|out of)\s*10\b", re.IGNORECASE)
 
 
@@ -760,14 +785,16 @@ _PAIN = re.compile(r"\b(\d{1,2})\s*(?:/|out of)\s*10\b", re.IGNORECASE)
 )
 def _pain(facts: Facts) -> Derived | Missing:
     presentation = facts.case.get("presentation")
-    story = presentation.get("history_of_present_illness") if isinstance(presentation, dict) else None
+    story = (
+        presentation.get("history_of_present_illness") if isinstance(presentation, dict) else None
+    )
     texts = [*facts.texts]
     if isinstance(story, str):
         texts.insert(0, ("presentation.history_of_present_illness", story))
     for origin, text in texts:
         for clause in _CLAUSE.findall(text):
             found = _PAIN.search(clause)
-            if found and re.search(r"pain|ache|hurt|sore|discomfort", clause, re.IGNORECASE):
+            if found and _HURTS.search(clause):
                 value = int(found.group(1))
                 if value <= 10:
                     result = {
@@ -787,7 +814,7 @@ def _pain(facts: Facts) -> Derived | Missing:
 ADULT_RANGES: dict[str, tuple[float, float]] = {
     "Heart rate": (60, 100),
     "Respiratory rate": (12, 20),
-    "Systolic blood pressure": (90, 139),
+    "Systolic blood pressure": (100, 139),
     "Diastolic blood pressure": (60, 89),
     "Temperature": (36.0, 37.9),
     "Oxygen saturation": (95, 100),

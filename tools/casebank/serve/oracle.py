@@ -335,7 +335,9 @@ class Oracle:
         """The catalog's normal result, where the policy and the test's kind allow one and
         nothing the case lists bears against it; otherwise unavailable, with the reason."""
         if test.kind in CASE_DETERMINED and not may_default(test):
-            return Answer(request, test.name, UNAVAILABLE, None, None, reason=_undetermined(missing))
+            return Answer(
+                request, test.name, UNAVAILABLE, None, None, reason=_undetermined(missing)
+            )
         policy = self.policy
         if policy not in ("normal_unless_listed", "generate_consistent"):
             return Answer(request, test.name, UNAVAILABLE, None, None, reason=LISTED_ONLY)
@@ -356,9 +358,9 @@ class Oracle:
         for other in self.catalog.family_of(test):
             key = self.listed.get(other.name)
             entry = self.results.get(key) if key is not None else None
-            if isinstance(entry, dict) and entry.get("status", "final") == "final":
-                if judgement(entry) != "normal":
-                    return key
+            final = isinstance(entry, dict) and entry.get("status", "final") == "final"
+            if final and judgement(entry) != "normal":  # type: ignore[arg-type]
+                return key
         return None
 
     # --- examinations ----------------------------------------------------------------------
@@ -379,7 +381,9 @@ class Oracle:
             if vitals is not None and vitals.result is not None:
                 part = "vital signs"
                 findings = {k: v for k, v in vitals.result["components"].items()}
-                return Answer(request, part, LISTED, vitals.origin, {"part": part, "findings": findings})
+                return Answer(
+                    request, part, LISTED, vitals.origin, {"part": part, "findings": findings}
+                )
         if found is None:
             return Answer(request, None, UNAVAILABLE, None, None, reason=_NOT_EXAMINED)
         path, value = found

@@ -288,7 +288,10 @@ def check_stated_scores(ctx: CaseContext) -> Iterator[Finding]:
             computed = derive(test.derive, facts)
             if isinstance(computed, Derived):
                 value = computed.result.get("value")
-                if isinstance(value, (int, float)) and abs(value - stated) > _TOLERANCE[test.derive]:
+                if (
+                    isinstance(value, (int, float))
+                    and abs(value - stated) > _TOLERANCE[test.derive]
+                ):
                     yield Finding(
                         ("investigations", "results", key),
                         f"`{key}` is stated as {entry.get('value')}, but the case's own "
@@ -406,7 +409,10 @@ def check_default_against_history(ctx: CaseContext) -> Iterator[Finding]:
     served = oracle(ctx)
     story = " ".join(
         str(ctx.get(*path) or "")
-        for path in (("presentation", "history_of_present_illness"), ("presentation", "chief_complaint"))
+        for path in (
+            ("presentation", "history_of_present_illness"),
+            ("presentation", "chief_complaint"),
+        )
     )
     if not _PREGNANT.search(story):
         return
@@ -424,8 +430,8 @@ def check_default_against_history(ctx: CaseContext) -> Iterator[Finding]:
 
 
 _PREGNANT = re.compile(
-    r"\b(?:\d+\s*(?:weeks?|/40)(?:'|’)?\s*(?:pregnant|gestation)|weeks? of (?:her )?(?:\w+ )?pregnancy"
-    r"|is pregnant|currently pregnant|gravid|antenatal)\b",
+    r"\b(?:\d+\s*(?:weeks?|/40)(?:'|’)?\s*(?:pregnant|gestation)"
+    r"|weeks? of (?:her )?(?:\w+ )?pregnancy|is pregnant|currently pregnant|gravid|antenatal)\b",
     re.IGNORECASE,
 )
 
