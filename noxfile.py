@@ -6,9 +6,11 @@ Python >= 3.10 works and CI never asks for an interpreter that is not there.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pathlib
+import subprocess
 
 import nox
 
@@ -76,13 +78,46 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def diff(session: nox.Session) -> None:
-    """What changed in each case (`-- BASE [HEAD]`); under GitHub Actions, into the job summary."""
+    """What changed in each case, field by field (`-- BASE [HEAD]`)."""
     session.install(".")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as out:
-            session.run("casebank", "diff", "--format", "markdown", *session.posargs, stdout=out)
     session.run("casebank", "diff", *session.posargs)
+
+
+@nox.session(default=False)
+def summary(session: nox.Session) -> None:
+    """What a reviewer reads first (`-- BASE`): the validation problems as a table, then what
+    changed in each case since BASE. Appended to the job summary under GitHub Actions
+    ($GITHUB_STEP_SUMMARY), printed elsewhere."""
+    session.install(".")
+    base = session.posargs[0] if session.posargs else ""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    with open(path, "a", encoding="utf-8") if path else contextlib.nullcontext() as out:
+        # The validate steps give the verdict; here problems are only reported, so exit 1
+        # (problems found) is not a failure of the summary.
+        session.run(
+            "casebank", "validate", "--strict", "--format", "markdown",
+            stdout=out, success_codes=[0, 1],
+        )  # fmt: skip
+        if _is_commit(base):
+            session.run("casebank", "diff", "--format", "markdown", base, stdout=out)
+        else:  # the first push of a branch, or a base that history no longer holds
+            note = f"\nNo earlier commit to compare with ({base or 'none given'}).\n"
+            if out is None:
+                session.log(note.strip())
+            else:
+                out.write(note)
+
+
+def _is_commit(rev: str) -> bool:
+    """Whether ``rev`` names a commit of this clone (GitHub sends 40 zeros for "none")."""
+    if not rev or not rev.strip("0"):
+        return False
+    found = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    return found.returncode == 0
 
 
 @nox.session
