@@ -377,6 +377,16 @@ def commit(root: Path, message: str) -> None:
     run(root, ["commit", "-q", "--cleanup=verbatim", "-F", "-"], stdin=message.encode("utf-8"))
 
 
+def commit_paths(root: Path, message: str, paths: Sequence[str]) -> None:
+    """Commit exactly ``paths`` as they are in the working tree (staged or not), leaving
+    anything else that is staged staged (``git commit --only``; hooks run)."""
+    run(
+        root,
+        ["commit", "-q", "--cleanup=verbatim", "-F", "-", "--only", "--", *paths],
+        stdin=message.encode("utf-8"),
+    )
+
+
 def create_tag(root: Path, name: str, message: str, target: str) -> None:
     """Create the annotated tag ``name`` on ``target``; fails if the tag exists."""
     run(
