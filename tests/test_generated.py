@@ -78,7 +78,7 @@ def test_a_new_case_leaves_generate_check_passing_and_says_what_follows(
     assert main(["generate", "--root", str(root), "--check"]) == 0
     out = capsys.readouterr().out
     assert "the files generated from the code are up to date" in out
-    assert f"note: {README} follow the dataset" in out
+    assert f"note: {README} follows the dataset" in out and "nothing to do in this change" in out
     assert main(["coverage", "--root", str(root), "--check"]) == 1  # a maintainer can ask
     assert main(["generate", "--root", str(root), "--check", "--dataset"]) == 0
 

@@ -109,10 +109,11 @@ def _check(root: Path, files: dict[str, str], dataset: set[str], dataset_only: b
         else "the files generated from the code are up to date"
     )
     if following:
+        verb, them = ("follows", "it") if len(following) == 1 else ("follow", "them")
         print(
-            f"note: {', '.join(following)} follow the dataset and are refreshed by the next "
-            "release and by CI's refresh pull request after the merge; "
-            "`casebank generate --dataset` refreshes them now"
+            f"note: {' and '.join(following)} {verb} the dataset, so the next release and CI's "
+            f"refresh pull request after the merge regenerate {them}; nothing to do in this "
+            f"change (`casebank generate --dataset` regenerates {them} now)"
         )
     return 0
 
