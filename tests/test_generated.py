@@ -18,7 +18,7 @@ from casebank.commands.generate import (
     code_files,
     dataset_files,
 )
-from gitrepo import case_text, dataset
+from gitrepo import GitRepo, case_text, dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -168,3 +168,26 @@ def test_the_shipped_readme_table_is_refreshed_by_the_release_path() -> None:
     refresh = nox_calls("refresh")
     assert ["casebank", "generate", "--dataset", "--commit"] in refresh
     assert refresh[-1][:8] == ["gh", "pr", "create", "--head", "*", "--base", "*", "--title"]
+
+
+@pytest.mark.usefixtures("isolated_git")
+def test_a_refresh_commits_in_a_shallow_clone_and_is_refused_outside_git(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """CI's refresh job checks out one commit (a shallow clone): that is enough to commit."""
+    repo = dataset(tmp_path / "r")
+    repo.write(README, f"# cases\n\n{START}\nstale\n<!-- coverage:end -->\n")
+    repo.commit("Readme")
+    repo.commit("Another commit")
+    clone = tmp_path / "shallow"
+    repo.git("clone", "-q", "--depth", "1", f"file://{repo.root}", str(clone))
+    assert GitRepo(clone).git("rev-parse", "--is-shallow-repository").strip() == "true"
+    assert main(["generate", "--root", str(clone), "--dataset", "--commit"]) == 0
+    assert GitRepo(clone).git("log", "-1", "--format=%s").strip() == COMMIT_SUBJECT
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shutil.copy(ROOT / "catalog.yaml", plain / "catalog.yaml")
+    (plain / README).write_text(f"{START}\n<!-- coverage:end -->\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["generate", "--root", str(plain), "--dataset", "--commit"]) == 1
+    assert "is not a git repository with a commit" in capsys.readouterr().err

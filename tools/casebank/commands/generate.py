@@ -123,7 +123,12 @@ def commit_refreshed(root: Path, files: dict[str, str]) -> int:
     their old contents back, so nothing is left half-done."""
     from casebank.release import git
 
-    git.check_repository(root)
+    # Not git.check_repository: a shallow clone (CI's default checkout) can commit these.
+    if git.resolve_commit(root, "HEAD") is None:
+        raise CasebankError(
+            f"{root} is not a git repository with a commit to build on",
+            "--commit commits the refreshed files: run it in a clone of the dataset",
+        )
     stale = stale_generated(root, files)
     if not stale:
         print("the generated files are up to date: nothing to commit")
