@@ -301,14 +301,14 @@ class _Merged:
         if not merges and not reviewing:
             return found
         reviews = git.review_log(root, tip)
-        if not merges:  # every commit is on the line: each brings itself
+        changing = [m for m in merges if _changes_a_case(m)]
+        if not changing and not (merges and reviews):  # each commit is on the line
             for review in reviews:
                 found.reviews.setdefault(review.sha, []).append(review)
             return found
         brought = _brought_by([r.sha for r in records], git.parents(root, tip))
         for review in reviews:
             found.reviews.setdefault(brought.get(review.sha, review.sha), []).append(review)
-        changing = [m for m in merges if _changes_a_case(m)]
         if changing:
             tips = [p for m in changing for p in m.parents[1:]]
             for commit in git.branch_log(root, tips, [changing[0].parents[0]], _relevant):
