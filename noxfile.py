@@ -6,9 +6,12 @@ Python >= 3.10 works and CI never asks for an interpreter that is not there.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pathlib
+import re
+import subprocess
 
 import nox
 
@@ -35,7 +38,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy, generated files up to date, and the workflow linters actionlint and zizmor."""
+    """ruff, mypy, the files generated from the code up to date, actionlint and zizmor."""
     session.install(".[inspect,lint,site]")
     session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
@@ -76,13 +79,46 @@ def docs(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def diff(session: nox.Session) -> None:
-    """What changed in each case (`-- BASE [HEAD]`); under GitHub Actions, into the job summary."""
+    """What changed in each case, field by field (`-- BASE [HEAD]`)."""
     session.install(".")
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        with open(summary, "a", encoding="utf-8") as out:
-            session.run("casebank", "diff", "--format", "markdown", *session.posargs, stdout=out)
     session.run("casebank", "diff", *session.posargs)
+
+
+@nox.session(default=False)
+def summary(session: nox.Session) -> None:
+    """What a reviewer reads first (`-- BASE`): the validation problems as a table, then what
+    changed in each case since BASE. Appended to the job summary under GitHub Actions
+    ($GITHUB_STEP_SUMMARY), printed elsewhere."""
+    session.install(".")
+    base = session.posargs[0] if session.posargs else ""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    with open(path, "a", encoding="utf-8") if path else contextlib.nullcontext() as out:
+        # The validate steps give the verdict; here problems are only reported, so exit 1
+        # (problems found) is not a failure of the summary.
+        session.run(
+            "casebank", "validate", "--strict", "--format", "markdown",
+            stdout=out, success_codes=[0, 1],
+        )  # fmt: skip
+        if _is_commit(base):
+            session.run("casebank", "diff", "--format", "markdown", base, stdout=out)
+        else:  # the first push of a branch, or a base that history no longer holds
+            note = f"\nNo earlier commit to compare with ({base or 'none given'}).\n"
+            if out is None:
+                session.log(note.strip())
+            else:
+                out.write(note)
+
+
+def _is_commit(rev: str) -> bool:
+    """Whether ``rev`` names a commit of this clone (GitHub sends 40 zeros for "none")."""
+    if not rev or not rev.strip("0"):
+        return False
+    found = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", "--end-of-options", f"{rev}^{{commit}}"],
+        capture_output=True,
+        check=False,
+    )
+    return found.returncode == 0
 
 
 @nox.session
@@ -101,9 +137,78 @@ def eval(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def release(session: nox.Session) -> None:
-    """Cut a dataset release: `nox -s release -- X.Y.Z [--dry-run] [--push]`."""
+    """Cut a dataset release: `nox -s release -- X.Y.Z [--dry-run] [--push]`. The files that
+    follow the dataset (README's coverage table, the JSON Schema) are refreshed and committed
+    first, so the release carries them current; a dry run or `--suggest` only plans."""
     session.install(".")
+    versions = [a for a in session.posargs if re.fullmatch(r"\d+\.\d+\.\d+", a)]
+    if versions and not {"--dry-run", "--suggest"} & set(session.posargs):
+        session.run("casebank", "generate", "--dataset", "--commit")
     session.run("casebank", "release", *session.posargs)
+
+
+REFRESH_BRANCH = "casebank/refresh-generated"
+
+
+@nox.session(default=False)
+def refresh(session: nox.Session) -> None:
+    """Refresh the files that follow the dataset (README's coverage table, the JSON Schema):
+    `-- --commit` commits them; `-- --propose` (CI, after a push to main; needs `gh` and
+    GH_TOKEN) pushes that commit to the branch casebank/refresh-generated and opens its pull
+    request, or closes the pull request when nothing is left to refresh."""
+    session.install(".")
+    if "--propose" not in session.posargs:
+        session.run("casebank", "generate", "--dataset", *session.posargs)
+        return
+    base = os.environ.get("GITHUB_REF_NAME", "main")
+    before = _git_output("rev-parse", "HEAD")
+    session.run("git", "switch", "-q", "-C", REFRESH_BRANCH, external=True)
+    session.run("casebank", "generate", "--dataset", "--commit")
+    if _git_output("rev-parse", "HEAD") == before:
+        # Nothing to refresh: a pull request left from an earlier push is out of date.
+        session.run(
+            "gh", "pr", "close", REFRESH_BRANCH, "--delete-branch",
+            "--comment", f"The generated files on {base} are current again.",
+            external=True, success_codes=[0, 1],  # 1: there was no pull request
+        )  # fmt: skip
+        return
+    session.run("gh", "auth", "setup-git", external=True)  # git pushes with GH_TOKEN
+    session.run("git", "push", "-q", "--force", "origin", f"HEAD:refs/heads/{REFRESH_BRANCH}",
+                external=True)  # fmt: skip
+    listed = session.run(
+        "gh", "pr", "list", "--head", REFRESH_BRANCH, "--state", "open", "--json", "number",
+        "--jq", "length", external=True, silent=True,
+    )  # fmt: skip
+    if str(listed).strip() in ("", "0"):
+        session.run(
+            "gh", "pr", "create", "--head", REFRESH_BRANCH, "--base", base,
+            "--title", "Refresh the files generated from the dataset",
+            "--body", _REFRESH_BODY, external=True,
+        )  # fmt: skip
+    _summarise_refresh()
+
+
+_REFRESH_BODY = """\
+The cases or the catalog changed, so the files generated from them are regenerated here:
+README's coverage table and the JSON Schema editors use (its catalog names).
+`casebank generate --dataset --commit` made this commit; nothing else changes. Contributors
+never need to refresh these by hand (CONTRIBUTING.md); merging this, or the next release,
+does it. Each later push to main updates this pull request.
+"""
+
+
+def _git_output(*args: str) -> str:
+    return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _summarise_refresh() -> None:
+    """Under GitHub Actions, the refreshed files and their changed lines in the job summary."""
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    stat = _git_output("show", "--stat", "--format=%s", "HEAD")
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(f"## Generated files refreshed\n\n```text\n{stat}\n```\n")
 
 
 @nox.session(default=False)

@@ -4,6 +4,7 @@ per-case provenance and licences, withdrawals, and releases written before all o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -149,19 +150,21 @@ def test_the_policy_refuses_an_unreviewed_change_and_names_it(
     assert repo.tags() == []
     code, out, _ = cli(capsys, "review-status", "--root", str(repo.root))
     assert code == 1
-    assert "alpha  1        UNREVIEWED" in out
+    assert re.search(r"^alpha  1        [0-9a-f]{12}  UNREVIEWED  Ann Author  -$", out, re.M)
     # Reviewing oneself does not count; a reviewer who is not the author does.
     for case_id, age in (("alpha", 60), ("beta", 61), ("gamma", 62)):
         revise(repo, case_id, age)
     repo.commit("Revise all three\n\nReviewed-by: Ann Author <ANN@example.org>", author=ANN)
     assert "alpha, beta, gamma" in release(capsys, repo, "1.0.0")[1]
     repo.git("reset", "-q", "--hard", "HEAD~1")
-    repo.git("commit", "-q", "--amend", "-m", "Require review")  # drop Cara's trailer
     for case_id, age in (("alpha", 60), ("beta", 61), ("gamma", 62)):
         revise(repo, case_id, age)
     repo.commit("Revise all three" + REVIEWED_BY_CARA)
-    # Every commit of a version counts: the first commit (no trailer) made these versions too.
-    assert "have no reviewer" in release(capsys, repo, "1.0.0")[1]
+    # Cara signed off the exact content each version has: that is a review, even though the
+    # first commit of these versions (no trailer) came before it.
+    code, out = release(capsys, repo, "1.0.0")
+    assert code == 0, out
+    assert entry(repo, "1.0.0", "alpha")["reviewers"] == [{"name": CARA[0], "email": CARA[1]}]
 
 
 @pytest.mark.usefixtures("isolated_git")
@@ -179,16 +182,21 @@ def test_reviewed_versions_release_under_the_policy(
     repo.commit("Add alpha" + REVIEWED_BY_CARA)
     code, out, _ = cli(capsys, "review-status", "--root", str(repo.root), "--format", "json")
     assert code == 0
+    sha256 = json.loads(out)["cases"][0]["sha256"]
+    assert re.fullmatch("[0-9a-f]{64}", sha256)
     assert json.loads(out)["cases"] == [
         {
             "case_id": "alpha",
             "version": 1,
+            "sha256": sha256,
             "authors": [f"{ANN[0]} <{ANN[1]}>"],
             "reviewers": [f"{CARA[0]} <{CARA[1]}>"],
             "reviewed": True,
+            "not_counted": [],
         }
     ]
     assert release(capsys, repo, "1.0.0")[0] == 0
+    assert entry(repo, "1.0.0", "alpha")["sha256"] == sha256
     revise(repo, "alpha", 70)
     repo.commit("Change after the review")
     assert "alpha" in release(capsys, repo, "1.0.1")[1]
@@ -317,7 +325,7 @@ def test_a_format_1_release_still_verifies_after_the_upgrade(
     revise(repo, "alpha", 60)
     repo.commit("Revise alpha" + REVIEWED_BY_CARA)
     assert release(capsys, repo, "1.1.0")[0] == 0
-    assert manifest(repo, "1.1.0")["manifest_format"] == 2
+    assert manifest(repo, "1.1.0")["manifest_format"] == 3
     assert cli(capsys, "verify", "--root", str(repo.root))[0] == 0
 
 

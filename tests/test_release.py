@@ -56,7 +56,7 @@ def test_first_release(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0, out
     assert "released 1.0.0" in out
     data = manifest(repo, "1.0.0")
-    assert data["manifest_format"] == 2
+    assert data["manifest_format"] == 3
     assert (data["licence"], data["withdrawn"]) == ("CC-BY-4.0", [])
     assert (data["dataset"], data["version"], data["previous_version"]) == (
         "casebank",

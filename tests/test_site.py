@@ -333,7 +333,7 @@ def test_without_jinja2_the_command_says_how_to_install_it(
     assert build(released.root, tmp_path / "site") == 2
     err = capsys.readouterr().err
     assert "Jinja2, which is not installed" in err
-    assert "hint: pip install 'casebank[site]'" in err
+    assert "hint: pip install Jinja2 (in a clone of casebank: pip install -e '.[site]')" in err
     assert not (tmp_path / "site").exists()
 
 

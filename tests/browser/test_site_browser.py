@@ -183,7 +183,7 @@ def test_search_finds_a_case_by_title_and_filters_combine(site: Site, page: Page
     rows = page.locator("#case-table tbody tr")
     total = rows.count()
     title = TITLES["alpha"] if site.name == "fixture" else "Acute chest pain in a smoker"
-    search = page.get_by_label("Search titles, specialties and tags")
+    search = page.get_by_label("Search ids, titles, specialties and tags")
     expect(search).to_be_visible()  # the script shows the form
     search.fill(title.split(",")[0].upper())
     visible = page.locator("#case-table tbody tr:visible")
@@ -198,6 +198,15 @@ def test_search_finds_a_case_by_title_and_filters_combine(site: Site, page: Page
     page.get_by_label("Difficulty", exact=True).select_option("medium")
     for difficulty in page.locator("#case-table tbody tr:visible td:nth-child(3)").all():
         assert difficulty.inner_text() == "medium"
+
+
+def test_search_finds_a_case_by_its_id(site: Site, page: Page) -> None:
+    page.goto(site.url + "index.html")
+    case_id = "alpha" if site.name == "fixture" else "chest_pain_001"
+    page.get_by_label("Search ids, titles, specialties and tags").fill(case_id)
+    visible = page.locator("#case-table tbody tr:visible")
+    expect(visible).to_have_count(1)
+    assert visible.first.get_attribute("data-case") == case_id
 
 
 def _violations(page: Page, axe: Path) -> list[dict[str, Any]]:

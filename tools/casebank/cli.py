@@ -44,6 +44,7 @@ COMMANDS = (
     "view",
     "results",
     "withdraw",
+    "review",
     "review-status",
     "export",
     "score",

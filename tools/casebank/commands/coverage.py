@@ -1,7 +1,9 @@
 """`casebank coverage`: what the dataset covers, by specialty and difficulty, as a table.
 
-README.md holds this table between two markers; `--write` refreshes it and a test fails when
-the committed copy is stale, so the numbers people read are never typed by hand.
+README.md holds this table between two markers; `--write` refreshes it, so the numbers people
+read are never typed by hand. The table follows the dataset, so a contributor never refreshes
+it: the release path and CI's refresh pull request do (`casebank generate --dataset --commit`,
+see commands/generate.py); `--check` tells a maintainer whether it is current.
 """
 
 from __future__ import annotations

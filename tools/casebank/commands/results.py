@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from casebank.format import units
 from casebank.serve.oracle import Answer, Oracle
 from casebank.workspace import find_root
 
@@ -73,4 +74,7 @@ def _flat(value: object, prefix: str = "") -> list[str]:
         return out
     if isinstance(value, list):
         return [line for i, item in enumerate(value) for line in _flat(item, f"{prefix}{i}.")]
-    return [f"{prefix.rstrip('.')}: {value}"]
+    key = prefix.rstrip(".")
+    if isinstance(value, str) and (key == "unit" or key.endswith(".unit")):
+        value = units.display(value) or value  # `Cel` reads as °C; the JSON keeps the code
+    return [f"{key}: {value}"]

@@ -233,6 +233,89 @@ def safe_parse(text: str) -> Unit | None:
         return None
 
 
+# Temperatures are affine, not proportional: kelvin = value * scale + offset. The table's
+# factor (one degree in kelvin) cannot convert them, so each scale is stated here.
+_TEMPERATURES = {"K": (1.0, 0.0), "Cel": (1.0, 273.15), "[degF]": (5 / 9, 459.67 * 5 / 9)}
+
+
+def convert(value: float, written: str, wanted: str) -> float | None:
+    """``value`` in unit ``written`` expressed in unit ``wanted``; None when one of the two is
+    not a unit or they measure different things (mass and amount of substance need a molar
+    mass, which a unit does not carry)."""
+    first, second = safe_parse(written), safe_parse(wanted)
+    if first is None or second is None or first.dimension != second.dimension:
+        return None
+    if first.dimension == "[temperature]^1":
+        into, out = _TEMPERATURES.get(first.ucum), _TEMPERATURES.get(second.ucum)
+        if into is None or out is None:
+            return None
+        return (value * into[0] + into[1] - out[1]) / out[0]
+    return value * first.factor / second.factor
+
+
+def _half_step(value: float) -> float:
+    """Half of the last written decimal place of ``value``: 14.9 was written to ±0.05."""
+    text = repr(float(value))
+    if "e" in text or "E" in text:
+        return abs(value) * 5e-16
+    decimals = len(text.split(".")[1].rstrip("0")) if "." in text else 0
+    return 0.5 * 10.0**-decimals
+
+
+def same_quantity(a: float, a_unit: str, b: float, b_unit: str) -> bool | None:
+    """Whether ``a a_unit`` and ``b b_unit`` are one measurement written two ways (14.9 g/dL
+    and 149 g/L are), each read to the precision it is written with; None when the units cannot
+    be converted into each other, so that nothing can be said."""
+    b_as_a = convert(b, b_unit, a_unit)
+    a_as_b = convert(a, a_unit, b_unit)
+    if b_as_a is None or a_as_b is None:
+        return None
+    return _within(a, b_as_a) or _within(b, a_as_b)
+
+
+def _within(written: float, converted: float) -> bool:
+    # 1e-9: the float error of a conversion, relative
+    return abs(written - converted) <= _half_step(written) + 1e-9 * abs(written)
+
+
+# How a UCUM code's pieces are shown to people (a case may write `Cel` or `mm[Hg]`, which the
+# format accepts as UCUM; a page or a report shows °C and mmHg). Whole-unit words first.
+_DISPLAY_WHOLE = {"Cel": "°C", "[degF]": "°F", "1": "", "{score}": "points"}
+_DISPLAY_PARTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern), replacement)
+    for pattern, replacement in (
+        (r"/\(24\.h\)", "/24 h"),
+        (r"\bCel\b", "°C"),
+        (r"\[degF\]", "°F"),
+        (r"\[(?:IU|iU)\]", "IU"),
+        (r"\[pH\]", "pH"),
+        (r"\[HPF\]", "HPF"),
+        (r"\[LPF\]", "LPF"),
+        (r"\[(lb|in|ft|oz)_(?:av|i)\]", r"\1"),
+        (r"\[([A-Za-z0-9]+)\]", r"\1"),  # mm[Hg], cm[H2O]: the brackets are UCUM's only
+        (r"(?<=\S)\{([^}]*)\}", r" \1"),  # %{predicted}: a word that describes the unit
+        (r"\{([^}]*)\}", r"\1"),  # {copies}/mL, {joints}: an annotation is read as a word
+        (r"^10\*(-?\d+)", r"×10^\1"),
+        (r"(?<![A-Za-z])u(?=(?:mol|g|L|IU|U|m)\b)", "µ"),
+        (r"\bmeq\b", "mEq"),
+        (r"\bmosm\b", "mOsm"),
+        (r"(?<=[A-Za-z])\.(?=[A-Za-z])", "·"),  # mPa.s: UCUM's product dot
+    )
+)
+
+
+def display(written: str) -> str:
+    """A unit as a page or a report shows it: UCUM spellings a reader would trip over become
+    their usual clinical form (``Cel`` → ``°C``, ``mm[Hg]`` → ``mmHg``, ``umol/L`` →
+    ``µmol/L``); anything else is shown as written. Never changes the case's data."""
+    text = written.strip()
+    if text in _DISPLAY_WHOLE:
+        return _DISPLAY_WHOLE[text]
+    for pattern, replacement in _DISPLAY_PARTS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 _DIMENSIONS = {
     "[length]^-3 [substance]^1": "an amount-of-substance concentration",
     "[length]^-3 [mass]^1": "a mass concentration",

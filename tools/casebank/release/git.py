@@ -377,6 +377,26 @@ def commit(root: Path, message: str) -> None:
     run(root, ["commit", "-q", "--cleanup=verbatim", "-F", "-"], stdin=message.encode("utf-8"))
 
 
+def commit_empty(root: Path, message: str) -> None:
+    """Commit nothing but ``message``: whatever is staged stays staged (``--only`` with no
+    paths and ``--allow-empty`` makes an empty commit; hooks run)."""
+    run(
+        root,
+        ["commit", "-q", "--allow-empty", "--only", "--cleanup=verbatim", "-F", "-"],
+        stdin=message.encode("utf-8"),
+    )
+
+
+def commit_paths(root: Path, message: str, paths: Sequence[str]) -> None:
+    """Commit exactly ``paths`` as they are in the working tree (staged or not), leaving
+    anything else that is staged staged (``git commit --only``; hooks run)."""
+    run(
+        root,
+        ["commit", "-q", "--cleanup=verbatim", "-F", "-", "--only", "--", *paths],
+        stdin=message.encode("utf-8"),
+    )
+
+
 def create_tag(root: Path, name: str, message: str, target: str) -> None:
     """Create the annotated tag ``name`` on ``target``; fails if the tag exists."""
     run(
@@ -429,3 +449,89 @@ def merge_base(root: Path, a: str, b: str) -> str | None:
 def push(root: Path, remote: str, refspecs: Sequence[str]) -> None:
     """Push all refspecs or none (``--atomic``)."""
     run(root, ["push", "--atomic", "--quiet", remote, *refspecs])
+
+
+REVIEW_TRAILER = "Reviewed-case"
+_REVIEW_FORMAT = (
+    "%x1e%H%x00"
+    "%(trailers:key=Reviewed-by,valueonly=true,separator=%x1f)%x00"
+    f"%(trailers:key={REVIEW_TRAILER},valueonly=true,separator=%x1f)%x00"
+)
+
+
+@dataclass(frozen=True)
+class ReviewRecord:
+    """A commit that names reviewed content: its Reviewed-by and Reviewed-case trailers."""
+
+    sha: str
+    reviewers: tuple[str, ...]  # raw ``Reviewed-by`` values
+    reviewed: tuple[str, ...]  # raw ``Reviewed-case`` values (``case@sha256``)
+
+
+def review_log(root: Path, tip: str) -> list[ReviewRecord]:
+    """Every commit reachable from ``tip`` (merged branches included) whose message carries a
+    ``Reviewed-case:`` trailer, in one ``git log`` that git itself filters (``--grep``)."""
+    out = run(
+        root,
+        [
+            "log",
+            "--no-color",
+            "--regexp-ignore-case",
+            f"--grep=^{REVIEW_TRAILER}:",
+            f"--format={_REVIEW_FORMAT}",
+            "--end-of-options",
+            tip,
+        ],
+    )
+    records = []
+    for block in out.split(b"\x1e")[1:]:
+        sha, reviewers, reviewed = (p.decode("utf-8", "replace") for p in block.split(b"\0")[:3])
+        records.append(ReviewRecord(sha.strip(), _trailers(reviewers), _trailers(reviewed)))
+    return records
+
+
+def branch_log(
+    root: Path, tips: Sequence[str], exclude: Sequence[str], keep: Callable[[str], bool]
+) -> list[CommitRecord]:
+    """The commits (merges left out) reachable from any of ``tips`` and from none of
+    ``exclude``, each with its raw diff, in one ``git log`` (revisions given on stdin, so any
+    number fit). What the branches merged into a line brought, commit by commit."""
+    if not tips:
+        return []
+    args = [
+        "log",
+        "--no-merges",
+        "--raw",
+        "-z",
+        "--no-renames",
+        "--no-abbrev",
+        "--no-color",
+        "--no-ext-diff",
+        f"--format={_LOG_FORMAT}",
+        "--stdin",
+    ]
+    request = "".join(f"{tip}\n" for tip in tips) + "".join(f"^{rev}\n" for rev in exclude)
+    out = run(root, args, stdin=request.encode("ascii"))
+    return list(_parse_log(iter(out.split(b"\0")), keep))
+
+
+def check_mailmap(root: Path, mailmap_blob: str, contacts: Sequence[str]) -> dict[str, str]:
+    """Each ``Name <email>`` contact as the ``.mailmap`` in blob ``mailmap_blob`` maps it, in
+    one ``git check-mailmap --stdin``. Run in the git folder with every other mailmap source
+    turned off, so the working tree's .mailmap and the user's configuration change nothing:
+    the answer is a function of the blob (what a release and its verification must agree on)."""
+    if not contacts:
+        return {}
+    args = [
+        "-c",
+        f"mailmap.file={os.devnull}",
+        "-c",
+        f"mailmap.blob={mailmap_blob}",
+        "check-mailmap",
+        "--stdin",
+    ]
+    request = "".join(f"{contact}\n" for contact in contacts).encode("utf-8")
+    out = run(git_dir(root), args, stdin=request).decode("utf-8", "replace").splitlines()
+    if len(out) != len(contacts):
+        raise CasebankError("git check-mailmap answered for fewer contacts than it was asked")
+    return dict(zip(contacts, out, strict=True))

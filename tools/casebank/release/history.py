@@ -13,6 +13,20 @@ and a replay of the log, oldest first, yields:
   order of first appearance, one entry per email address (compared case-insensitively; a trailer
   without an address is keyed by its name). A merge commit counts as the change it brings to the
   first-parent line, so it credits the merge's author: squash merges credit the pull request.
+  That is how manifests up to format 2 record authors; from format 3 a change is credited to
+  the people who made it (``ContentChange.made_by``): for a merge, the authors of the merged
+  branch's commits that changed the case, not the person who merged;
+- the **sign-offs** of each case's content hash at S (``Snapshot.signoffs``): the Reviewed-by
+  trailers of a commit that gave the case that content (the squash-merge path), and those of a
+  later review commit whose ``Reviewed-case: CASE@SHA256`` trailers name it (``casebank
+  review``), on the line or on a branch merged into it;
+- the ``.mailmap`` at S, by which identities are compared (``Snapshot.people``).
+
+The merged branches' commits and the review commits come from one more ``git log`` each, and
+the commit graph from one ``git rev-list``: none of them when the line has no merge and no
+commit that could be a review (a Reviewed-by trailer without a change), so a history of
+squash merges is still one ``git log``. Identities are mapped in one ``git check-mailmap`` per
+distinct ``.mailmap``, none without one.
 
 Identity is the case id, which is the file name without extension. Renames are not detected
 (``--no-renames``): moving ``cases/x.yaml`` to ``cases/x.json`` keeps the id and, if the parsed
@@ -24,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from casebank.format.canonical import (
@@ -62,8 +76,21 @@ class ContentChange:
 
     commit: str
     sha256: str  # the case's content hash after the commit
-    authors: tuple[Author, ...]
+    authors: tuple[Author, ...]  # the commit's author and co-authors (a merge: the merger)
     reviewers: tuple[Author, ...]  # from the commit's Reviewed-by trailers
+    # Who made the change (format 3): the commit's authors, or for a merge, the authors of the
+    # merged branch's commits that changed the case.
+    made_by: tuple[Author, ...] = ()
+
+
+@dataclass(frozen=True)
+class SignOff:
+    """Someone's sign-off of one exact content of a case, as the commit wrote it."""
+
+    reviewer: Author  # parsed from the trailer (name or email may be empty)
+    written: str  # the trailer's value, as written
+    commit: str
+    after_the_fact: bool  # a review commit (Reviewed-case), not a trailer on the change
 
 
 @dataclass(frozen=True)
@@ -80,6 +107,7 @@ class CaseSnapshot:
     last_changed_time: int
     authors: tuple[Author, ...]
     changes: tuple[ContentChange, ...] = ()  # every content change on the line, oldest first
+    content_authors: tuple[Author, ...] = ()  # as ``authors``, from ``made_by`` (format 3)
 
 
 @dataclass(frozen=True)
@@ -89,8 +117,16 @@ class Snapshot:
     cases: Mapping[str, CaseSnapshot]
     catalog_blob: str | None
     catalog_sha256: str | None
-    # The repository-level files a release reads (withdrawals.yaml, casebank.toml): path -> blob.
+    # The repository-level files a release reads (withdrawals.yaml, casebank.toml, .mailmap):
+    # path -> blob.
     files: Mapping[str, str] = field(default_factory=dict)
+    # (case id, content hash) -> every sign-off of that content reachable from the commit.
+    signoffs: Mapping[tuple[str, str], tuple[SignOff, ...]] = field(default_factory=dict)
+    # Identities as .mailmap (at this commit) maps them; an identity not listed is itself.
+    people: Mapping[Author, Author] = field(default_factory=dict)
+
+    def person(self, someone: Author) -> Author:
+        return self.people.get(someone, someone)
 
 
 # Below this many blobs, starting worker processes costs more than it saves.
@@ -190,7 +226,8 @@ def _digest_blobs(requests: list[_Request]) -> list[tuple[str, list[tuple[str, s
     return done
 
 
-TOP_FILES = (WITHDRAWALS_FILE, POLICY_FILE)
+MAILMAP_FILE = ".mailmap"
+TOP_FILES = (WITHDRAWALS_FILE, POLICY_FILE, MAILMAP_FILE)
 
 
 def _relevant(path: str) -> bool:
@@ -235,13 +272,140 @@ def scan_history(
     digests = digests or Digests(root)
     records = list(git.first_parent_log(root, tip, _relevant))
     _fetch_all(digests, records)
-    replay = _Replay(digests)
+    merged = _Merged.read(root, tip, records)
+    replay = _Replay(digests, merged)
     snapshots: dict[str, Snapshot] = {}
     for record in records:
         replay.apply(record)
         if record.sha in snapshot_at:
             snapshots[record.sha] = replay.snapshot(record)
-    return History([r.sha for r in records], snapshots, digests)
+    return History([r.sha for r in records], _with_people(root, snapshots), digests)
+
+
+@dataclass
+class _Merged:
+    """What reaches the first-parent line other than as a change of its own: the commits of
+    merged branches (by the merge that brought them) and the review commits (by the commit of
+    the line that brought them: itself, or the merge of its branch)."""
+
+    branch_commits: dict[str, list[git.CommitRecord]] = field(default_factory=dict)
+    reviews: dict[str, list[git.ReviewRecord]] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, root: Path, tip: str, records: list[git.CommitRecord]) -> _Merged:
+        found = cls()
+        merges = [r for r in records if len(r.parents) > 1]
+        # A review commit is a Reviewed-by without a change of its own, on the line or on a
+        # merged branch; a line with neither needs no more git than its one log.
+        reviewing = any(r.reviewers and not _changes_a_case(r) for r in records)
+        if not merges and not reviewing:
+            return found
+        reviews = git.review_log(root, tip)
+        changing = [m for m in merges if _changes_a_case(m)]
+        if not changing and not (merges and reviews):  # each commit is on the line
+            for review in reviews:
+                found.reviews.setdefault(review.sha, []).append(review)
+            return found
+        brought = _brought_by([r.sha for r in records], git.parents(root, tip))
+        for review in reviews:
+            found.reviews.setdefault(brought.get(review.sha, review.sha), []).append(review)
+        if changing:
+            tips = [p for m in changing for p in m.parents[1:]]
+            for commit in git.branch_log(root, tips, [changing[0].parents[0]], _relevant):
+                by = brought.get(commit.sha)
+                if by is not None and by != commit.sha:
+                    found.branch_commits.setdefault(by, []).append(commit)
+        return found
+
+    def made_by(self, record: git.CommitRecord, case_id: str) -> list[Author]:
+        """Who made ``record``'s change to ``case_id``: the commit's own authors, or, for a
+        merge, the authors of its branch's commits that changed the case (oldest first); the
+        merge's author only when none did (the merge itself resolved the change)."""
+        if len(record.parents) < 2:
+            return commit_authors(record)
+        branch = sorted(self.branch_commits.get(record.sha, ()), key=lambda c: c.committed)
+        people = [
+            author
+            for commit in branch
+            if any(_case_of(c.path) == case_id for c in commit.changes)
+            for author in commit_authors(commit)
+        ]
+        return people or commit_authors(record)
+
+
+def _brought_by(line: list[str], graph: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+    """For every commit reachable from the line's last commit: the commit of the line (oldest
+    first) that first reaches it. Each commit is visited once, whatever the number of merges."""
+    brought: dict[str, str] = {}
+    for commit in line:
+        stack = [commit]
+        while stack:
+            here = stack.pop()
+            if here in brought:
+                continue
+            brought[here] = commit
+            stack.extend(p for p in graph.get(here, ()) if p not in brought)
+    return brought
+
+
+def _changes_a_case(record: git.CommitRecord) -> bool:
+    return any(_case_of(c.path) for c in record.changes)
+
+
+def _case_of(path: str) -> str | None:
+    """The case a path under cases/ belongs to (its file or an attachment), else None."""
+    if not path.startswith(_CASES_PREFIX):
+        return None
+    attached = attachment_of(path)
+    if attached is not None:
+        return attached[0]
+    return case_id_from_path(path) if is_case_path(path) else None
+
+
+_REVIEWED = re.compile(r"^\s*([a-z0-9_]+)@([0-9a-f]{64})\s*$")
+
+
+def reviewed_contents(review: git.ReviewRecord) -> list[tuple[str, str]]:
+    """The (case id, content hash) pairs a review commit names; malformed values name none."""
+    found = []
+    for value in review.reviewed:
+        match = _REVIEWED.match(value)
+        if match is not None:
+            found.append((match.group(1), match.group(2)))
+    return found
+
+
+def _with_people(root: Path, snapshots: dict[str, Snapshot]) -> dict[str, Snapshot]:
+    """Each snapshot with its identities mapped by the .mailmap at its commit: one
+    ``git check-mailmap`` per distinct .mailmap, none where there is no .mailmap."""
+    by_blob: dict[str, list[str]] = {}
+    for commit, snapshot in snapshots.items():
+        blob = snapshot.files.get(MAILMAP_FILE)
+        if blob is not None:
+            by_blob.setdefault(blob, []).append(commit)
+    done = dict(snapshots)
+    for blob, commits in by_blob.items():
+        people = {a for c in commits for a in _identities(snapshots[c]) if a.email}
+        contacts = sorted(f"{a.name} <{a.email}>" for a in people if "\n" not in str(a))
+        mapped = git.check_mailmap(root, blob, contacts)
+        table = {}
+        for person in people:
+            answer = mapped.get(f"{person.name} <{person.email}>")
+            canonical = parse_co_author(answer) if answer else person
+            if canonical != person:
+                table[person] = canonical
+        for commit in commits:
+            done[commit] = replace(snapshots[commit], people=table)
+    return done
+
+
+def _identities(snapshot: Snapshot) -> Iterable[Author]:
+    for case in snapshot.cases.values():
+        yield from case.content_authors
+        for change in case.changes:
+            yield from change.made_by
+    for signoffs in snapshot.signoffs.values():
+        yield from (s.reviewer for s in signoffs)
 
 
 def _fetch_all(digests: Digests, records: list[git.CommitRecord]) -> None:
@@ -268,6 +432,7 @@ class _Replay:
     """The state of the tree's cases while the log is replayed, oldest commit first."""
 
     digests: Digests
+    merged: _Merged = field(default_factory=_Merged)
     files: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> {path: blob}
     attachments: dict[str, dict[str, str]] = field(default_factory=dict)  # id -> {rel: blob}
     catalog: str | None = None
@@ -275,7 +440,9 @@ class _Replay:
     hashes: dict[str, str] = field(default_factory=dict)
     last_change: dict[str, tuple[str, int]] = field(default_factory=dict)
     authors: dict[str, dict[str, Author]] = field(default_factory=dict)
+    content_authors: dict[str, dict[str, Author]] = field(default_factory=dict)
     changes: dict[str, list[ContentChange]] = field(default_factory=dict)
+    signoffs: dict[tuple[str, str], list[SignOff]] = field(default_factory=dict)
 
     def apply(self, record: git.CommitRecord) -> None:
         touched: set[str] = set()
@@ -293,13 +460,26 @@ class _Replay:
             self.hashes[case_id] = new
             self.last_change[case_id] = (record.sha, record.committed)
             credited = credited or commit_authors(record)
-            known = self.authors.setdefault(case_id, {})
-            for author in credited:
-                known.setdefault(_author_key(author), author)
+            made_by = self.merged.made_by(record, case_id)
+            for table, people in ((self.authors, credited), (self.content_authors, made_by)):
+                known = table.setdefault(case_id, {})
+                for author in people:
+                    known.setdefault(_author_key(author), author)
             reviewers = tuple(parse_co_author(value) for value in record.reviewers)
             self.changes.setdefault(case_id, []).append(
-                ContentChange(record.sha, new, tuple(credited), reviewers)
+                ContentChange(record.sha, new, tuple(credited), reviewers, tuple(made_by))
             )
+            self._sign(case_id, new, record.sha, record.reviewers, after_the_fact=False)
+        for review in self.merged.reviews.get(record.sha, ()):
+            for case_id, sha256 in reviewed_contents(review):
+                self._sign(case_id, sha256, review.sha, review.reviewers, after_the_fact=True)
+
+    def _sign(
+        self, case_id: str, sha256: str, commit: str, values: Iterable[str], *, after_the_fact: bool
+    ) -> None:
+        found = self.signoffs.setdefault((case_id, sha256), [])
+        for value in values:
+            found.append(SignOff(parse_co_author(value), value, commit, after_the_fact))
 
     def _set(self, path: str, blob: str | None) -> list[str]:
         if path == CATALOG_FILE:
@@ -360,10 +540,18 @@ class _Replay:
                 last_changed_time=time,
                 authors=tuple(self.authors[case_id].values()),
                 changes=tuple(self.changes.get(case_id, ())),
+                content_authors=tuple(self.content_authors[case_id].values()),
             )
         catalog_sha = None if self.catalog is None else self.digests.data_file(self.catalog)
+        signoffs = {key: tuple(found) for key, found in self.signoffs.items() if found}
         return Snapshot(
-            record.sha, record.committed, cases, self.catalog, catalog_sha, dict(self.top)
+            record.sha,
+            record.committed,
+            cases,
+            self.catalog,
+            catalog_sha,
+            dict(self.top),
+            signoffs,
         )
 
 

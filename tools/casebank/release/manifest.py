@@ -19,8 +19,11 @@ from typing import Any
 from casebank.errors import CasebankError
 
 # Format 2 added reviewers and provenance per case, withdrawals, and the dataset's licence.
-# Releases written in format 1 stay format 1: verify recomputes each in its own format.
-MANIFEST_FORMAT = 2
+# Format 3 keeps the layout and changes who is named: authors are the people who made the
+# changes (for a merge, its branch's authors, not the merger) and reviewers those who signed off
+# the version's exact content without being its authors, both as .mailmap maps them.
+# Releases stay in the format they were written in: verify recomputes each in its own format.
+MANIFEST_FORMAT = 3
 # The dataset's name in every manifest. A constant: a folder or remote name is not stable.
 DATASET_NAME = "casebank"
 RELEASES_DIR = "releases"

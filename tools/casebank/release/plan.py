@@ -7,6 +7,7 @@ Release: that is what makes ``--dry-run`` honest and ``verify`` possible.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,6 +46,8 @@ class Release:
     unchanged: tuple[str, ...]
     changelog_section: str
     reviews: tuple[VersionReview, ...] = ()  # one per added or changed case
+    # Every case's version and its review, changed or not (what `casebank review` checks).
+    case_reviews: Mapping[str, VersionReview] = field(default_factory=dict)
 
     @property
     def unreviewed(self) -> tuple[str, ...]:
@@ -70,20 +73,34 @@ class Release:
 
 
 @dataclass(frozen=True)
+class NotCounted:
+    """A sign-off that does not make the version reviewed, and why."""
+
+    reviewer: str  # as the trailer wrote it
+    reason: str
+
+
+@dataclass(frozen=True)
 class VersionReview:
-    """Who wrote and who reviewed a new case version (from the commits that made it)."""
+    """Who wrote a case version and who signed off its exact content.
+
+    The version's authors made the commits that made it (for a merge, its branch's commits);
+    a reviewer is someone with a name and an email who signed off the version's content hash
+    (a Reviewed-by trailer on a commit that gave the case this content, or a review commit
+    naming ``case@hash``) and is none of the authors, by name or by email, after .mailmap.
+    """
 
     case_id: str
     version: int
+    sha256: str
     authors: tuple[Author, ...]
-    reviewers: tuple[Author, ...]
-    unreviewed_commits: tuple[str, ...]  # commits of the version no one but its authors reviewed
+    reviewers: tuple[Author, ...]  # the sign-offs that count, as .mailmap maps them
+    not_counted: tuple[NotCounted, ...] = ()
 
     @property
     def independent(self) -> bool:
-        """Every commit that made the version has a reviewer who is not one of its authors
-        (a change pushed after the review is not reviewed)."""
-        return not self.unreviewed_commits
+        """The version's exact content is signed off by someone who is not its author."""
+        return bool(self.reviewers)
 
 
 @dataclass(frozen=True)
@@ -159,6 +176,7 @@ def plan_release(
     shas = {(e.case_id, e.version): e.sha256 for m in previous for e in m.cases}
     entries = []
     reviews = []
+    case_reviews: dict[str, VersionReview] = {}
     for case_id, case in sorted(snapshot.cases.items()):
         before = prior.get(case_id)
         if before is None:  # first release of this case
@@ -168,13 +186,13 @@ def plan_release(
         else:  # a re-added case continues its numbering
             number, first = before.version + 1, before.first_release
         made = version_commits(case, shas.get((case_id, number - 1)))
-        reviewers = _people(c.reviewers for c in made)
+        review = review_version(case_id, number, made, snapshot)
+        case_reviews[case_id] = review
         if before is None or before.sha256 != case.sha256:
-            alone = tuple(c.commit for c in made if not _independent(c))
-            reviews.append(
-                VersionReview(case_id, number, _people(c.authors for c in made), reviewers, alone)
-            )
-        entries.append(_entry(case_id, snapshot, number, first, reviewers, licence))
+            reviews.append(review)
+        entries.append(
+            _entry(case_id, snapshot, number, first, review, made, licence, manifest_format)
+        )
     by_id = {entry.case_id: entry for entry in entries}
     last = previous[-1] if previous else None
     manifest = Manifest(
@@ -205,6 +223,7 @@ def plan_release(
         tuple(found.unchanged),
         render_section(manifest, removal_reason),
         tuple(reviews),
+        case_reviews,
     )
 
 
@@ -222,20 +241,97 @@ def version_commits(case: CaseSnapshot, previous_sha: str | None) -> tuple[Conte
     return changes[start : end + 1]
 
 
-def _independent(change: ContentChange) -> bool:
-    authors = {_key(a) for a in change.authors}
-    return any(_key(r) not in authors for r in change.reviewers)
+_EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+$")
+IDENTITY_HINT = "a review needs a name and an email: `Name <email>`"
+
+
+def identity_problem(person: Author) -> str | None:
+    """Why ``person`` cannot sign off (no name, no email address), or None."""
+    if not person.email:
+        return "no email address"
+    if not _EMAIL.match(person.email):
+        return f"`{person.email}` is not an email address"
+    if not person.name.strip():
+        return "no name"
+    return None
+
+
+def review_version(
+    case_id: str, version: int, made: Sequence[ContentChange], snapshot: Snapshot
+) -> VersionReview:
+    """The review of a case version made by the changes ``made`` (pure: the snapshot carries
+    the sign-offs and the .mailmap)."""
+    case = snapshot.cases[case_id]
+    raw = [a for c in made for a in (c.made_by or c.authors)]
+    authors = _people(snapshot.person(a) for a in raw)
+    own = _Identities([*raw, *authors])
+    counted: list[Author] = []
+    not_counted: dict[tuple[str, str], None] = {}
+    for signoff in snapshot.signoffs.get((case_id, case.sha256), ()):
+        person = snapshot.person(signoff.reviewer)
+        problem = identity_problem(signoff.reviewer)
+        if problem is not None:
+            not_counted[(signoff.written, f"{problem}; {IDENTITY_HINT}")] = None
+        elif (how := own.match(signoff.reviewer, person)) is not None:
+            not_counted[(signoff.written, f"an author of this version, {how}")] = None
+        else:
+            counted.append(person)
+    for change in made:  # reviews of earlier content of this version: they explain, never count
+        if change.sha256 == case.sha256:
+            continue
+        for signoff in snapshot.signoffs.get((case_id, change.sha256), ()):
+            reason = f"reviewed {change.sha256[:12]}, earlier content, not this version's"
+            not_counted[(signoff.written, reason)] = None
+    return VersionReview(
+        case_id,
+        version,
+        case.sha256,
+        authors,
+        _people(counted),
+        tuple(NotCounted(who, why) for who, why in not_counted),
+    )
+
+
+def authored_by(review: VersionReview, *forms: Author) -> str | None:
+    """Whether someone (in any of the forms given: as written, as .mailmap maps them) is an
+    author of the version: "by email", "by name", or None."""
+    return _Identities(review.authors).match(*forms)
+
+
+class _Identities:
+    """The version's authors' names and emails, raw and as .mailmap maps them, folded."""
+
+    def __init__(self, people: Iterable[Author]) -> None:
+        listed = list(people)
+        self.names = {_name(p) for p in listed if _name(p)}
+        self.emails = {_email(p) for p in listed if p.email}
+
+    def match(self, *forms: Author) -> str | None:
+        """How a reviewer (in any of its forms) is one of the authors: "by email", "by name"."""
+        if any(_email(f) in self.emails for f in forms if f.email):
+            return "by email"
+        if any(_name(f) in self.names for f in forms if _name(f)):
+            return "by name"
+        return None
+
+
+def _name(person: Author) -> str:
+    return " ".join(person.name.casefold().split())
+
+
+def _email(person: Author) -> str:
+    return person.email.strip().casefold()
 
 
 def _key(person: Author) -> str:
     return person.email.casefold() or " ".join(person.name.casefold().split())
 
 
-def _people(groups: Iterable[Iterable[Author]]) -> tuple[Author, ...]:
+def _people(people: Iterable[Author]) -> tuple[Author, ...]:
+    """One entry per person (by email, else by name), sorted."""
     found: dict[str, Author] = {}
-    for group in groups:
-        for person in group:
-            found.setdefault(_key(person), person)
+    for person in people:
+        found.setdefault(_key(person), person)
     return tuple(sorted(found.values()))
 
 
@@ -244,14 +340,21 @@ def _entry(
     snapshot: Snapshot,
     number: int,
     first: str,
-    reviewers: tuple[Author, ...],
+    review: VersionReview,
+    made: Sequence[ContentChange],
     licence: str,
+    manifest_format: int,
 ) -> CaseEntry:
     case = snapshot.cases[case_id]
     digest = case.digest
     provenance = {"source": digest.source or "original", "licence": digest.licence or licence}
     if digest.derived_from:
         provenance["derived_from"] = digest.derived_from
+    if manifest_format >= 3:  # people as .mailmap maps them; reviewers who count
+        authors = _first_seen(snapshot.person(a) for a in case.content_authors)
+        reviewers = review.reviewers
+    else:  # as format 1 and 2 recorded them: raw identities, every trailer on the changes
+        authors, reviewers = case.authors, _people(a for c in made for a in c.reviewers)
     return CaseEntry(
         reviewers=reviewers,
         provenance=provenance,
@@ -264,11 +367,19 @@ def _entry(
         first_release=first,
         last_changed_commit=case.last_changed_commit,
         last_changed_date=rfc3339(case.last_changed_time),
-        authors=case.authors,
+        authors=authors,
         title=case.digest.title,
         specialty=case.digest.specialty,
         difficulty=case.digest.difficulty,
     )
+
+
+def _first_seen(people: Iterable[Author]) -> tuple[Author, ...]:
+    """In order of first appearance, one entry per email (else name), the first spelling kept."""
+    found: dict[str, Author] = {}
+    for person in people:
+        found.setdefault(_key(person), person)
+    return tuple(found.values())
 
 
 def render_plan(release: Release, *, unchanged: bool = True) -> str:

@@ -265,8 +265,9 @@ def _refuse_unreviewed(cases: Sequence[str]) -> None:
     raise CasebankError(
         f"{POLICY_FILE} requires review, and {len(cases)} added or changed case version(s) "
         f"have no reviewer who is not one of their authors: {shown}",
-        "a reviewer's approval becomes a `Reviewed-by: Name <email>` trailer in the commit "
-        "message (CONTRIBUTING.md, 'Review'); `casebank review-status` lists what is unreviewed",
+        "a reviewer who is not an author signs off the content: `casebank review CASE_ID... "
+        '--by "Name <email>"`, or a `Reviewed-by:` trailer on the commit that made it '
+        "(CONTRIBUTING.md, 'Review'); `casebank review-status` lists what is unreviewed and why",
     )
 
 

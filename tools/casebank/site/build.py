@@ -34,7 +34,9 @@ HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
 STATIC_FILES = ("site.css", "site.js", "favicon.svg")
-INSTALL_HINT = "pip install 'casebank[site]'"
+# casebank is installed from a clone or its git repository (it is on no package index), so
+# the hint names the one library the site needs, and the clone's extra.
+INSTALL_HINT = "pip install Jinja2 (in a clone of casebank: pip install -e '.[site]')"
 # Shown in the header of the case page, not again in the examiner section. The case id stays
 # in the examiner section: ids often name the condition (aortic_dissection_001).
 _HEADER_FIELDS = ("metadata",)

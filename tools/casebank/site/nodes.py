@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from casebank.format import units
 from casebank.format.schema import ABNORMAL_FLAGS, FINDING_FIELDS
 
 # Field names whose plain spelling would read badly.
@@ -151,8 +152,12 @@ def reference_range(value: object) -> str:
 
 
 def with_unit(value: object, unit: object) -> str:
+    """A value with its unit as people read it (`Cel` is shown as °C, `mm[Hg]` as mmHg)."""
     shown = scalar(value)
-    return f"{shown} {scalar(unit)}" if isinstance(unit, (str, int, float)) and unit else shown
+    if not isinstance(unit, (str, int, float)) or isinstance(unit, bool) or unit == "":
+        return shown
+    written = units.display(unit) if isinstance(unit, str) else scalar(unit)
+    return f"{shown} {written}" if written else shown
 
 
 def is_finding(value: object) -> bool:

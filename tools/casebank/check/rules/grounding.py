@@ -106,7 +106,9 @@ def check_member_conflict(ctx: CaseContext) -> Iterator[Finding]:
     listed result when asked for alone, and from the panel inside the panel: two different
     values would contradict each other. Give it once, or give both the same value; where the
     two really are different measurements (a blood gas analyser beside the laboratory),
-    acknowledge the warning and say so.
+    acknowledge the warning and say so. The same value in two units is the same value
+    (14.9 g/dL and 149 g/L agree, each read to the precision it is written with); units that
+    cannot be converted into each other (mmol/L and mg/dL need a molar mass) are reported.
 
     Bad:
 
@@ -143,14 +145,36 @@ def check_member_conflict(ctx: CaseContext) -> Iterator[Finding]:
                 continue
             other_key, other = alone[test.name]
             mine, theirs = _measure(sub), _measure(other)
-            if mine is not None and theirs is not None and mine != theirs:
+            if mine is None or theirs is None:
+                continue
+            agree = _agree(mine, theirs)
+            if agree is not True:
+                apart = "" if agree is False else ", in units that cannot be converted"
                 yield Finding(
                     ("investigations", "results", key, "components", member),
                     f"`{member}` in `{key}` is {_shown(sub)}, but `{other_key}` on its own "
-                    f"is {_shown(other)}",
-                    "give the test once, or the same value in both places",
+                    f"is {_shown(other)}{apart}",
+                    "give the test once, or the same value in both places"
+                    + ("" if agree is False else " and the same unit"),
                     at_key=True,
                 )
+
+
+def _agree(mine: tuple[object, object], theirs: tuple[object, object]) -> bool | None:
+    """True when two results are one value (in one unit or two), False when they differ,
+    None when their units cannot be converted into each other."""
+    if mine == theirs:
+        return True
+    (value, unit), (other, other_unit) = mine, theirs
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, other))
+    if not numbers or not isinstance(unit, str) or not isinstance(other_unit, str):
+        return False
+    if unit == other_unit:
+        return value == other
+    from casebank.format import units
+
+    assert isinstance(value, (int, float)) and isinstance(other, (int, float))
+    return units.same_quantity(value, unit, other, other_unit)
 
 
 def _shown(entry: object) -> str:

@@ -1,6 +1,7 @@
 // Search and filter the cases on the index page. The list is in the page already (it works
 // without this script); the script only hides the rows that do not match. Its data is the JSON
-// index embedded in the page: titles, specialties, difficulties and tags, never a diagnosis.
+// index embedded in the page: ids, titles, specialties, difficulties and tags, never a
+// diagnosis. A case id (`chest_pain_001`) is found whole or by its words.
 (function () {
   "use strict";
   var form = document.getElementById("case-filters");
@@ -12,7 +13,11 @@
   var cases = JSON.parse(source.textContent);
   var byId = {};
   cases.forEach(function (c) {
-    c.text = normalise([c.title, c.specialty, c.difficulty].concat(c.tags).join(" "));
+    // Names joined by underscores (ids, specialties, tags) are searchable as typed and as
+    // words: `chest_pain_001` finds that one case, `emergency medicine` the specialty.
+    var named = [c.id, c.specialty].concat(c.tags);
+    var words = named.map(function (n) { return String(n).replace(/_/g, " "); });
+    c.text = normalise([c.title, c.difficulty].concat(named, words).join(" "));
     byId[c.id] = c;
   });
   var search = document.getElementById("case-search");
@@ -21,7 +26,7 @@
   var rows = Array.prototype.slice.call(table.querySelectorAll("tbody tr[data-case]"));
 
   function normalise(text) {
-    return String(text).toLowerCase().replace(/[_\s]+/g, " ").trim();
+    return String(text).toLowerCase().replace(/\s+/g, " ").trim();
   }
 
   function chosen(name) {
