@@ -149,6 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # the machine, not casebank: a full disk, a folder it may not read
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"casebank: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILED
     except Exception as exc:  # the boundary: an internal failure is a bug, reported as such
         print(
             f"casebank: internal error ({type(exc).__name__}: {exc}); this is a bug in casebank, "

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from casebank.check.problem import FileReport, Problem
+from casebank.errors import WriteError
 from casebank.workspace import write_atomically
 
 CACHE_DIR = ".casebank-cache"
@@ -113,7 +114,7 @@ class Cache:
             }
             text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
             write_atomically(folder / CACHE_FILE, text.encode("utf-8"))
-        except OSError:
+        except (OSError, WriteError):
             pass  # a read-only checkout still validates; it just does not remember
 
 
