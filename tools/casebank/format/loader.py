@@ -46,6 +46,7 @@ import yaml
 
 from casebank.errors import SetupError
 from casebank.format.document import Document, Mark, Path, format_path
+from casebank.format.text import FORBIDDEN_IN_FILE, FORBIDDEN_IN_TEXT, character_name
 
 try:  # libyaml's C parser: the pure-Python parser accepts and refuses different documents
     from yaml import CSafeLoader as _YamlLoader
@@ -194,11 +195,6 @@ def load_document(file: str, raw: bytes) -> LoadResult:
 
 # --- before parsing: bytes, characters, conflict markers ------------------------------------
 
-# C0 controls other than tab, newline and carriage return, DEL, C1 controls other than NEL,
-# lone surrogates and the non-characters YAML forbids.
-_FORBIDDEN = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
-)
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
@@ -230,7 +226,7 @@ def _refuse_bytes(file: str, raw: bytes) -> str | LoadIssue:
             "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
         )
     text = text.removeprefix("\ufeff")
-    bad = _FORBIDDEN.search(text)
+    bad = FORBIDDEN_IN_FILE.search(text)
     if bad is not None:
         char = bad.group(0)
         name = {"\x00": "NUL"}.get(char, f"U+{ord(char):04X}")
@@ -562,6 +558,8 @@ class _Builder:
                 "write the character itself, or its full escape (\\U0001F600)",
                 path,
             )
+        if event.style == '"':  # only an escape can put a control character in the text
+            self._check_escapes(text, mark, path)
         if tag == f"{_SAFE_TAG_PREFIX}str" or (not plain and tag in (None, "!")):
             return text
         if self.json_scalars:
@@ -573,6 +571,20 @@ class _Builder:
         if not isinstance(value, str):
             self.plain_non_text[path] = text
         return value
+
+    def _check_escapes(self, text: str, mark: Mark, path: Path) -> None:
+        bad = FORBIDDEN_IN_TEXT.search(text)
+        if bad is None:
+            return
+        name = character_name(bad.group(0))
+        raise self.refuse(
+            "control-character",
+            mark,
+            f"an escape in this text (such as \\e, \\0 or \\u{ord(bad.group(0)):04x}) writes the "
+            f"invisible control character {name} into it",
+            "delete the escape; write a line break in a block scalar (|) if one was meant",
+            path,
+        )
 
     def _json(self, text: str, mark: Mark, path: Path) -> JSONValue:
         if text in ("true", "false", "null"):

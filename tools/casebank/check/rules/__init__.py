@@ -17,5 +17,6 @@ from casebank.check.rules import (  # noqa: F401  (imported for their registrati
     results,
     schema,
     scoring,
+    text,
     vocabulary,
 )
