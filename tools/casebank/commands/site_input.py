@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from casebank.format.canonical import sha256_hex
+from casebank.format.identifiers import CASE_ID_WORDS, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
     attachment_of,
@@ -115,6 +116,10 @@ def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
     skipped = 0
     for relative in listing.case_files:
         case_id = case_id_from_path(relative)
+        if not is_case_id(case_id):  # its pages could not even be named
+            warn(f"{relative}: left out, its name is not a valid case id ({CASE_ID_WORDS})")
+            skipped += 1
+            continue
         if case_id in loaded:
             warn(f"{relative}: left out, {loaded[case_id].path} has the same case id")
             skipped += 1
