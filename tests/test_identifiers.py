@@ -128,7 +128,7 @@ def test_the_site_leaves_out_a_file_whose_name_is_no_case_id(
     "field,value,expected",
     [
         ("case_id", "../../etc/passwd", "`cases[0].case_id` is not a valid case id"),
-        ("path", "../outside/alpha.yaml", "`cases[0].path` is not the file of case alpha"),
+        ("case_id", "alpha\u001b[2J", "`cases[0].case_id` is not a valid case id"),
     ],
 )
 def test_a_manifest_with_a_bad_identifier_is_reported_as_tampered(

@@ -35,7 +35,6 @@ escapes YAML accepts.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator
@@ -45,6 +44,7 @@ from typing import Any
 import yaml
 
 from casebank.errors import SetupError
+from casebank.format import strictjson
 from casebank.format.document import Document, Mark, Path, format_path
 from casebank.format.text import FORBIDDEN_IN_FILE, FORBIDDEN_IN_TEXT, character_name
 
@@ -264,37 +264,12 @@ _LONE = re.compile(_ESCAPE + r"(d[89a-f][0-9a-f]{2})", re.IGNORECASE)
 def _prepare_json(file: str, text: str) -> str | LoadIssue:
     """Hold the file to JSON's grammar, then make it parseable by YAML for positions."""
 
-    def no_constant(name: str) -> None:
-        raise ValueError(name)
-
     try:
-        json.loads(text, parse_constant=no_constant)
-    except json.JSONDecodeError as exc:
-        return load_issue(
-            file,
-            "yaml-syntax",
-            (exc.lineno, exc.colno),
-            f"invalid JSON: {exc.msg}",
-            "check for a missing comma, quote or bracket just before this point",
-        )
-    except ValueError as exc:
-        where = re.search(rf"(?<![\w\"]){re.escape(str(exc))}(?![\w\"])", text)
-        return load_issue(
-            file,
-            "non-finite-number",
-            _position(text, where.start() if where else 0),
-            f"`{exc}` is not a number JSON allows (Python's json.dumps writes it for an "
-            "infinite or undefined float)",
-            "write a real number, or null if there is none",
-        )
-    except RecursionError:
-        return load_issue(
-            file,
-            "nesting-too-deep",
-            (1, 1),
-            "the JSON nests too deeply to read",
-            f"keep mappings and lists within {MAX_DEPTH} levels",
-        )
+        strictjson.loads(text, max_depth=MAX_DEPTH)
+    except strictjson.JSONProblem as problem:
+        # A duplicate key is left to the builder, which names both places.
+        if problem.kind != "duplicate-key":
+            return _json_issue(file, problem)
 
     def join(match: re.Match[str]) -> str:
         high, low = int(match.group(2), 16), int(match.group(3), 16)
@@ -314,6 +289,24 @@ def _prepare_json(file: str, text: str) -> str | LoadIssue:
             "write the character itself, or both halves of its escape",
         )
     return text
+
+
+_JSON_ISSUES = {
+    "syntax": ("yaml-syntax", "check for a missing comma, quote or bracket just before this point"),
+    "constant": ("non-finite-number", "write a real number, or null if there is none"),
+    "number": ("number-out-of-range", "write a smaller number, or put it in quotes if it is text"),
+    "depth": ("nesting-too-deep", f"keep mappings and lists within {MAX_DEPTH} levels"),
+}
+
+
+def _json_issue(file: str, problem: strictjson.JSONProblem) -> LoadIssue:
+    name, hint = _JSON_ISSUES[problem.kind]
+    message = {
+        "syntax": f"invalid JSON: {problem.message}",
+        "constant": f"{problem.message} (Python's json.dumps writes it for an infinite or "
+        "undefined float)",
+    }.get(problem.kind, problem.message)
+    return load_issue(file, name, (problem.line, problem.column), message, hint)
 
 
 def _kind(value: object) -> str:

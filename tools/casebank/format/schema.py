@@ -19,7 +19,7 @@ import hashlib
 import json
 from typing import Any
 
-from casebank.format.identifiers import CASE_ID_PATTERN as CASE_ID_PATTERN
+from casebank.format.identifiers import CASE_ID_PATTERN
 
 # Bump when the case format changes in a way that could change what is valid.
 SCHEMA_VERSION = "2.1"

@@ -17,8 +17,8 @@ from functools import cached_property
 from typing import Any
 
 from casebank.errors import CasebankError
+from casebank.format import strictjson
 from casebank.format.identifiers import attachment_name_problem, colliding_names, is_case_id
-from casebank.format.layout import case_id_from_path, is_case_path
 
 # Format 2 added reviewers and provenance per case, withdrawals, and the dataset's licence.
 # Releases written in format 1 stay format 1: verify recomputes each in its own format.
@@ -262,10 +262,12 @@ class _Malformed(Exception):
 def loads(raw: bytes, file: str) -> Manifest:
     """Read a manifest; a file that is not one raises CasebankError naming ``file``."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = strictjson.load_bytes(raw)
         return _manifest(_Obj(data, ""))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CasebankError(f"{file}: not valid JSON ({exc})", _RESTORE_HINT) from None
+    except strictjson.JSONProblem as exc:
+        raise CasebankError(
+            f"{file}: not valid JSON (line {exc.line}, column {exc.column}: {exc})", _RESTORE_HINT
+        ) from None
     except _Malformed as exc:
         raise CasebankError(f"{file}: not a casebank manifest: {exc}", _RESTORE_HINT) from None
 
@@ -369,16 +371,13 @@ def _manifest(top: _Obj) -> Manifest:
 def _case(case: _Obj, later: bool) -> CaseEntry:
     changed = case.obj("last_changed")
     provenance = case.obj("provenance") if later else None
-    case_id, path = case.case_id(), case.text("path")
-    if not is_case_path(path) or case_id_from_path(path) != case_id:
-        raise _Malformed(f"`{case.where}path` is not the file of case {case_id}")
     return CaseEntry(
         reviewers=_authors(case, "reviewers") if later else (),
         provenance={k: provenance.text(k) for k in provenance.data} if provenance else {},
-        case_id=case_id,
+        case_id=case.case_id(),
         version=case.number("version"),
         sha256=case.text("sha256"),
-        path=path,
+        path=case.text("path"),
         blob=case.text("blob"),
         attachments=case.attachments("attachments"),
         first_release=case.text("first_release"),
