@@ -16,8 +16,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from casebank.format.attachments import check_attachment
 from casebank.format.canonical import sha256_hex
-from casebank.format.identifiers import CASE_ID_WORDS, is_case_id
+from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
     attachment_of,
@@ -141,6 +142,10 @@ def _read_attachments(root: Path, case_id: str, names: Iterable[str]) -> dict[st
             found[name] = (root / path).read_bytes()
         except OSError as exc:
             warn(f"{path}: left out, it cannot be read ({exc.strerror}); check its permissions")
+            continue
+        problem = attachment_name_problem(name) or check_attachment(name, found[name]).problem
+        if problem:  # the page says so too; the site never publishes it
+            warn(f"{path}: not published, {problem}; run `casebank validate`")
     return found
 
 

@@ -82,10 +82,11 @@ def attachment_key(name: str) -> str:
 
 
 def colliding_names(names: Iterable[str]) -> dict[str, list[str]]:
-    """Each name that shares its ``attachment_key`` with an earlier one -> those earlier ones."""
+    """Each name that shares its ``attachment_key`` with an earlier one -> those earlier ones
+    (NFC names first, so that the decomposed spelling is the one said to collide)."""
     first: dict[str, list[str]] = {}
     collisions: dict[str, list[str]] = {}
-    for name in sorted(names):
+    for name in sorted(names, key=lambda n: (not unicodedata.is_normalized("NFC", n), n)):
         seen = first.setdefault(attachment_key(name), [])
         if seen:
             collisions[name] = list(seen)
