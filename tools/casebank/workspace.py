@@ -17,9 +17,9 @@ from casebank.format.layout import (
     CASE_SUFFIXES,
     CASES_DIR,
     CATALOG_FILE,
-    attachment_of,
     case_id_from_path,
-    is_case_path,
+    case_part,
+    is_ignored,
 )
 
 
@@ -53,10 +53,6 @@ class Listing:
         return frozenset(self.attachments.get(case_id_from_path(case_file), ()))
 
 
-# Files an editor or an operating system leaves behind: neither cases nor mistakes.
-_IGNORED = frozenset({".gitkeep", ".keep", ".DS_Store", "Thumbs.db", "desktop.ini"})
-
-
 def scan_cases(root: Path) -> Listing:
     """Walk cases/ once, without following links. A case file sits directly in cases/; its
     attachments under cases/<case_id>/attachments/; anything else is misplaced."""
@@ -79,14 +75,15 @@ def scan_cases(root: Path) -> Listing:
 
 
 def _classify(listing: Listing, path: Path, relative: str) -> None:
+    part = case_part(relative)
     if path.is_symlink():
         listing.symlinks.append(relative)
-    elif not path.is_file() or path.name in _IGNORED:
+    elif not path.is_file() or is_ignored(relative):
         return
-    elif is_case_path(relative):
+    elif part is not None and not part[1]:
         listing.case_files.append(relative)
-    elif (found := attachment_of(relative)) is not None:
-        listing.attachments.setdefault(found[0], []).append(found[1])
+    elif part is not None:
+        listing.attachments.setdefault(part[0], []).append(part[1])
     elif path.name.startswith(".") and not path.name.lower().endswith(CASE_SUFFIXES):
         return  # a hidden editor or tool file (.swp, .orig)
     else:

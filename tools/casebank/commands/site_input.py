@@ -21,10 +21,9 @@ from casebank.format.canonical import sha256_hex
 from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
-    attachment_of,
     attachment_path,
     case_id_from_path,
-    is_case_path,
+    case_part,
 )
 from casebank.format.loader import load_document
 from casebank.format.policy import DEFAULT_LICENCE, load_policy
@@ -168,9 +167,7 @@ def _read_case(root: Path, relative: str) -> dict[str, Any] | None:
 def _changed(root: Path, revision: str) -> set[str]:
     git.check_repository(root)
     _, files = git.changed_files(root, revision)
-    wanted = {case_id_from_path(f) for f in files if is_case_path(f)}
-    wanted.update(found[0] for f in files if (found := attachment_of(f)) is not None)
-    return wanted
+    return {part[0] for f in files if (part := case_part(f)) is not None}
 
 
 def _committed_manifests(root: Path) -> list[Manifest]:
@@ -179,6 +176,7 @@ def _committed_manifests(root: Path) -> list[Manifest]:
     if head is None:
         warn(f"{root} has no git history: the site shows no releases")
         return []
+    git.refuse_shallow(root)  # the history of released versions reads older objects
     return previous_manifests(root, head)
 
 
