@@ -110,8 +110,10 @@ def _write_synced(fd: int, content: bytes, mode: int) -> None:
         os.fsync(sink.fileno())
 
 
-def write_atomically(target: Path, content: bytes) -> None:
-    """Write through a unique temporary file in the same folder, then rename it into place.
+def write_atomically(target: Path, content: bytes, *, exclusive: bool = False) -> None:
+    """Write through a unique temporary file in the same folder, then rename it into place
+    (``exclusive``: link it there, which fails if the file exists, so nothing that appeared
+    meanwhile is ever overwritten).
 
     The new file gets the mode of the file it replaces, or, for a new file, 0666 less the
     umask, as any program's new file would (a temporary file alone would be 0600). A failure
@@ -128,9 +130,14 @@ def write_atomically(target: Path, content: bytes) -> None:
         )
         try:
             _write_synced(fd, content, mode)
-            os.replace(temporary, target)
+            if exclusive:
+                os.link(temporary, target)
+            else:
+                os.replace(temporary, target)
         finally:
             Path(temporary).unlink(missing_ok=True)
+    except FileExistsError:
+        raise CasebankError(f"{target} exists already", "choose another name") from None
     except OSError as exc:
         raise WriteError(target, exc) from None
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.identifiers import CASE_ID_WORDS, is_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR
 from casebank.format.scaffold import case_template
 from casebank.format.text import for_terminal
-from casebank.workspace import find_root
+from casebank.workspace import find_root, write_atomically
 
 HELP = "Start a new case: write cases/CASE_ID.yaml with every required field to fill in."
 
@@ -41,9 +40,7 @@ def run(args: argparse.Namespace) -> int:
     folder.mkdir(exist_ok=True)
     relative = f"{CASES_DIR}/{case_id}.yaml"
     content = case_template(case_id)
-    # O_EXCL: never overwrite a file that appeared since the check above.
-    fd = os.open(root / relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(content)
+    # Exclusive: never overwrite a file that appeared since the check above.
+    write_atomically(root / relative, content.encode("utf-8"), exclusive=True)
     print(f"wrote {relative}: fill in every TODO, then run `casebank validate {relative}`")
     return 0
