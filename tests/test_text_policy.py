@@ -221,3 +221,15 @@ def test_the_dataset_card_escapes_what_people_wrote(
     assert "<img" not in card.replace("\\<img", "")
     changes = (repo.root / "CHANGELOG.md").read_text("utf-8")
     assert f"- `alpha` v1: {text(reason)}" in changes
+
+
+def test_the_coverage_table_escapes_what_cases_say(
+    make_repo: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = "cardiology | [x](javascript:alert(1)) <b>"
+    root: Path = make_repo(  # type: ignore[operator]
+        {"valid_case.yaml": edit("specialty: emergency_medicine", f'specialty: "{hostile}"')}
+    )
+    assert main(["coverage", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "| cardiology \\| \\[x\\](javascript:alert(1)) \\<b> | " in out
