@@ -57,6 +57,7 @@ def test_two_exports_are_byte_identical(
     assert export(capsys, released, tmp_path / "b")[0] == 0
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*"))
     assert [str(f) for f in files] == [
+        ".casebank-export",
         "README.md",
         "SHA256SUMS",
         "cases.jsonl",
@@ -150,9 +151,10 @@ def test_export_never_leaves_a_partial_folder(
     occupied = tmp_path / "occupied"
     occupied.mkdir()
     (occupied / "keep.txt").write_text("mine", "utf-8")
-    code, _, err = export(capsys, released, occupied)
-    assert code == 2 and "is not empty" in err
-    assert [p.name for p in occupied.iterdir()] == ["keep.txt"]
+    for force in ((), ("--force",)):  # a folder export did not write is never replaced
+        code, _, err = export(capsys, released, occupied, *force)
+        assert code == 1 and "did not write" in err
+        assert [p.name for p in occupied.iterdir()] == ["keep.txt"]
 
     def refuse(*args: object) -> None:
         raise OSError(28, "No space left on device")
@@ -160,10 +162,14 @@ def test_export_never_leaves_a_partial_folder(
     monkeypatch.setattr(os, "rename", refuse)
     code, _, err = export(capsys, released, tmp_path / "fresh")
     monkeypatch.undo()
-    assert code != 0 and "No space left on device" in err
+    assert code == 1 and f"cannot write {tmp_path / 'fresh'}: No space left on device" in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "occupied", "repo"]
-    assert export(capsys, released, occupied, "--force")[0] == 0
-    assert (occupied / "cases.jsonl").is_file() and not (occupied / "keep.txt").exists()
+    assert export(capsys, released, tmp_path / "fresh")[0] == 0
+    (tmp_path / "fresh" / "cases.jsonl").write_text("stale", "utf-8")
+    code, _, err = export(capsys, released, tmp_path / "fresh")
+    assert code == 1 and "pass --force" in err
+    assert export(capsys, released, tmp_path / "fresh", "--force")[0] == 0
+    assert (tmp_path / "fresh" / "cases.jsonl").read_text("utf-8") != "stale"
 
 
 def test_attachments_travel_with_the_bundle(

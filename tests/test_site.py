@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from casebank.cli import main
-from casebank.site import output
+from casebank.workspace import output_marker
 from gitrepo import GitRepo, case_text, dataset
 from sitedata import DIAGNOSIS, EXAMINER_TEXTS, TITLES, released_dataset, rich_case
 
@@ -271,7 +271,7 @@ def test_a_failed_build_leaves_the_old_site_and_no_stray_files(
         real(fd)
 
     monkeypatch.setattr(os, "fsync", fail_on_the_third)
-    assert build(released.root, out, "--release", "1.0.0") == 2
+    assert build(released.root, out, "--release", "1.0.0") == 1
     monkeypatch.undo()
     assert files(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "repo", "site"]
@@ -294,7 +294,7 @@ def test_out_is_refused_when_it_is_not_a_site_casebank_built(
         "notes",
         "keep me",
     )
-    assert not (out / output.MARKER).exists()
+    assert not (out / output_marker("site")).exists()
 
 
 # --- refusals and set-up --------------------------------------------------------------------

@@ -18,12 +18,15 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any, TextIO, cast
 
 from casebank import __version__
 from casebank.errors import DEBUG_VARIABLE, CasebankError, SetupError, UsageError
+from casebank.format.text import for_terminal
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -122,8 +125,40 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class _Escaped:
+    """A text stream that writes every character a terminal would obey (an escape sequence,
+    a carriage return, a bidirectional override) as ``\\uXXXX``: whatever a case, a file
+    name or a git author holds, casebank's output cannot drive the terminal or CI log that
+    shows it. JSON and double-quoted YAML read the escape back as the same character."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(for_terminal(text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _escaped_output() -> Iterator[None]:
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = cast(TextIO, _Escaped(sys.stdout)), cast(TextIO, _Escaped(sys.stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run casebank; return the exit code instead of exiting, so tests can call it."""
+    with _escaped_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in arguments
     try:
@@ -150,6 +185,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # the machine, not casebank: a full disk, a folder it may not read
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"casebank: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAILED
     except Exception as exc:  # the boundary: an internal failure is a bug, reported as such
         print(
             f"casebank: internal error ({type(exc).__name__}: {exc}); this is a bug in casebank, "

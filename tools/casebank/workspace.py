@@ -6,19 +6,20 @@ or the new one, never half of one, and a failure leaves no stray file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from casebank.errors import CasebankError, UsageError
+from casebank.errors import CasebankError, UsageError, WriteError
 from casebank.format.layout import (
     CASE_SUFFIXES,
     CASES_DIR,
     CATALOG_FILE,
-    attachment_of,
     case_id_from_path,
-    is_case_path,
+    case_part,
+    is_ignored,
 )
 
 
@@ -52,10 +53,6 @@ class Listing:
         return frozenset(self.attachments.get(case_id_from_path(case_file), ()))
 
 
-# Files an editor or an operating system leaves behind: neither cases nor mistakes.
-_IGNORED = frozenset({".gitkeep", ".keep", ".DS_Store", "Thumbs.db", "desktop.ini"})
-
-
 def scan_cases(root: Path) -> Listing:
     """Walk cases/ once, without following links. A case file sits directly in cases/; its
     attachments under cases/<case_id>/attachments/; anything else is misplaced."""
@@ -78,14 +75,15 @@ def scan_cases(root: Path) -> Listing:
 
 
 def _classify(listing: Listing, path: Path, relative: str) -> None:
+    part = case_part(relative)
     if path.is_symlink():
         listing.symlinks.append(relative)
-    elif not path.is_file() or path.name in _IGNORED:
+    elif not path.is_file() or is_ignored(relative):
         return
-    elif is_case_path(relative):
+    elif part is not None and not part[1]:
         listing.case_files.append(relative)
-    elif (found := attachment_of(relative)) is not None:
-        listing.attachments.setdefault(found[0], []).append(found[1])
+    elif part is not None:
+        listing.attachments.setdefault(part[0], []).append(part[1])
     elif path.name.startswith(".") and not path.name.lower().endswith(CASE_SUFFIXES):
         return  # a hidden editor or tool file (.swp, .orig)
     else:
@@ -112,48 +110,155 @@ def _write_synced(fd: int, content: bytes, mode: int) -> None:
         os.fsync(sink.fileno())
 
 
-def write_atomically(target: Path, content: bytes) -> None:
-    """Write through a unique temporary file in the same folder, then rename it into place.
+def write_atomically(target: Path, content: bytes, *, exclusive: bool = False) -> None:
+    """Write through a unique temporary file in the same folder, then rename it into place
+    (``exclusive``: link it there, which fails if the file exists, so nothing that appeared
+    meanwhile is ever overwritten).
 
     The new file gets the mode of the file it replaces, or, for a new file, 0666 less the
-    umask, as any program's new file would (a temporary file alone would be 0600).
+    umask, as any program's new file would (a temporary file alone would be 0600). A failure
+    (a full disk, a read-only folder) leaves the old file as it was and no temporary file, and
+    is a WriteError naming ``target``.
     """
     try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            mode = target.stat().st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        fd, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+        try:
+            _write_synced(fd, content, mode)
+            if exclusive:
+                os.link(temporary, target)
+            else:
+                os.replace(temporary, target)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    except FileExistsError:
+        raise CasebankError(f"{target} exists already", "choose another name") from None
+    except OSError as exc:
+        raise WriteError(target, exc) from None
+
+
+# --- folders a command writes: one policy for export, site and import -------------------------
+
+# The file that marks a folder as written by a casebank command (``.casebank-export``,
+# ``.casebank-site``): only a folder holding the command's marker is ever replaced.
+_MARKER_TEXT = "Written by `casebank {command}`; the next `casebank {command}` replaces it whole.\n"
+
+
+def output_marker(command: str) -> str:
+    """The name of the file that marks a folder ``casebank <command>`` wrote."""
+    return f".casebank-{command}"
+
+
+def check_output_folder(
+    out: Path, command: str, *, root: Path, replace: bool = False, whole: bool = True
+) -> Path:
+    """Refuse an ``--out`` that is not this command's to write, before anything is built;
+    return it as an absolute path.
+
+    Never the repository, a folder holding it, the home folder or a folder holding that; never
+    a symbolic link (which would make "this folder" mean two places) or a file. A command that
+    writes its folder ``whole`` (export, site) replaces a folder that is not empty only if the
+    folder holds the command's marker, and only with ``replace``, so a mistyped ``--out``
+    cannot delete anyone's files; one that adds files to it (import) needs no marker.
+    """
+    out = out.absolute()
+    given = f"--out {out}"
+    if out.is_symlink():
+        raise CasebankError(
+            f"{given} is a symbolic link (to {os.readlink(out)})",
+            f"give the folder it points to ({out.resolve()}) itself, or a new folder",
+        )
+    _refuse_protected(out.resolve(), given, root)
+    if out.exists() and not out.is_dir():
+        raise CasebankError(f"{given} is a file, not a folder", "give a new or empty folder")
+    if not whole or not out.is_dir() or not any(out.iterdir()):
+        return out
+    marker = output_marker(command)
+    if not (out / marker).is_file():
+        raise CasebankError(
+            f"{given} is a folder with files that `casebank {command}` did not write",
+            f"give a new or empty folder; casebank replaces only a folder holding {marker}, "
+            "which it writes in every folder it creates",
+        )
+    if not replace:
+        raise CasebankError(
+            f"{given} holds an earlier `casebank {command}`",
+            "pass --force to replace it, or give a new folder",
+        )
+    return out
+
+
+def _refuse_protected(resolved: Path, given: str, root: Path) -> None:
+    protected = {"the repository": root.resolve(), "your home folder": Path.home().resolve()}
+    for what, folder in protected.items():
+        if folder == resolved or resolved in folder.parents:
+            which = what if folder == resolved else f"a folder holding {what}"
+            raise CasebankError(
+                f"{given} is {which} ({folder})",
+                "give a new folder of its own, e.g. a subfolder such as dist/",
+            )
+
+
+def write_folder_atomically(
+    target: Path, files: dict[str, bytes], *, command: str, root: Path, replace: bool
+) -> None:
+    """Create the folder ``target`` holding ``files`` (relative POSIX path -> bytes) and the
+    command's marker, all or nothing: everything is written into a temporary folder beside
+    it, then renamed into place. ``target`` must pass :func:`check_output_folder`; an empty
+    folder is replaced, a non-empty one only with ``replace`` and the marker (it is moved
+    aside, the new folder renamed in, then the old one deleted). A failure to write is a
+    WriteError naming the file, and leaves ``target`` as it was and no temporary folder."""
+    target = check_output_folder(target, command, root=root, replace=replace)
+    occupied = target.is_dir() and any(target.iterdir())
+    marker = output_marker(command)
+    safe = {relative: _inside(relative) for relative in [*files, marker]}
+    content = {**files, marker: _MARKER_TEXT.format(command=command).encode()}
+    created = _make_parents(target.parent)
     try:
-        _write_synced(fd, content, mode)
-        os.replace(temporary, target)
-    finally:
-        Path(temporary).unlink(missing_ok=True)
+        _replace_folder(target, content, safe, occupied)
+    except BaseException:
+        for folder in created:  # the parents this write made, now empty again
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
 
 
-def write_folder_atomically(target: Path, files: dict[str, bytes], *, replace: bool) -> None:
-    """Create the folder ``target`` holding ``files`` (relative POSIX path -> bytes), all or
-    nothing: everything is written into a temporary folder beside it, then renamed into place.
-    An existing empty folder is replaced; a non-empty one only with ``replace`` (it is moved
-    aside, the new folder renamed in, then the old one deleted), else UsageError."""
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return the ones created, deepest first."""
+    missing = [p for p in (folder, *folder.parents) if not p.exists()]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteError(folder, exc) from None
+    return missing
+
+
+def _replace_folder(
+    target: Path, files: dict[str, bytes], safe: dict[str, Path], occupied: bool
+) -> None:
     import shutil
 
-    if target.exists() and not target.is_dir():
-        raise UsageError(f"{target} exists and is not a folder: choose another --out")
-    occupied = target.is_dir() and any(target.iterdir())
-    if occupied and not replace:
-        raise UsageError(
-            f"{target} is not empty: choose a new folder, or pass --force to replace it"
+    where = target
+    try:
+        building = Path(
+            tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
         )
-    safe = {relative: _inside(relative) for relative in files}
-    target.parent.mkdir(parents=True, exist_ok=True)
-    building = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    except OSError as exc:
+        raise WriteError(target.parent, exc) from None
     old: Path | None = None
     try:
         mode = 0o666 & ~_umask()
         for relative, content in sorted(files.items()):
             path = building / safe[relative]
+            where = target / safe[relative]
             path.parent.mkdir(parents=True, exist_ok=True)
             _write_synced(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), content, mode)
+        where = target
         os.chmod(building, 0o777 & ~_umask())
         if occupied:
             old = Path(
@@ -164,10 +269,12 @@ def write_folder_atomically(target: Path, files: dict[str, bytes], *, replace: b
         elif target.is_dir():
             os.rmdir(target)
         os.rename(building, target)
-    except BaseException:
+    except BaseException as exc:
         if old is not None and not target.exists():
             os.rename(old, target)  # put the previous folder back
             old = None
+        if isinstance(exc, OSError):
+            raise WriteError(where, exc) from None
         raise
     finally:
         shutil.rmtree(building, ignore_errors=True)

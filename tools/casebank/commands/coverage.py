@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from casebank import markdown
 from casebank.errors import CasebankError
 from casebank.format.loader import load_document
 from casebank.format.schema import DIFFICULTIES
@@ -67,19 +68,22 @@ def _render(
     levels = [d for d in DIFFICULTIES if any(level == d for _, level in table)]
     levels += sorted({level for _, level in table} - set(levels))
     lines = [
-        "| specialty | " + " | ".join(levels) + " | total |",
+        "| specialty | " + " | ".join(markdown.cell(level) for level in levels) + " | total |",
         "|---|" + "---:|" * (len(levels) + 1),
     ]
     for specialty in specialties:
         counts = [table[(specialty, level)] for level in levels]
         lines.append(
-            f"| {specialty} | " + " | ".join(str(c) for c in counts) + f" | {sum(counts)} |"
+            f"| {markdown.cell(specialty)} | "
+            + " | ".join(str(c) for c in counts)
+            + f" | {sum(counts)} |"
         )
     totals = [sum(table[(s, level)] for s in specialties) for level in levels]
     lines.append(
         "| **total** | " + " | ".join(f"**{t}**" for t in totals) + f" | **{sum(totals)}** |"
     )
-    people = ", ".join(f"{n} {k}" for k, n in sorted(sexes.items()))
+    # What a case file says, escaped: README.md is rendered wherever the repository is shown.
+    people = ", ".join(f"{n} {markdown.text(k)}" for k, n in sorted(sexes.items()))
     bands = ", ".join(f"{n} {k}" for k, n in sorted(ages.items()))
     lines += [
         "",

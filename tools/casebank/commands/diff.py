@@ -15,19 +15,13 @@ from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import sha256_hex
-from casebank.format.layout import (
-    ATTACHMENTS_DIR,
-    CASES_DIR,
-    attachment_of,
-    case_id_from_path,
-    is_case_path,
-)
+from casebank.format.layout import CASES_DIR, attachment_path, case_id_from_path, case_part
 from casebank.format.loader import load_document
 from casebank.release import git
 from casebank.release.diff import CaseState, diff_cases, render_markdown, render_text
 from casebank.release.manifest import latest_entries
 from casebank.release.prepare import previous_manifests
-from casebank.workspace import case_files, find_root
+from casebank.workspace import find_root, scan_cases
 
 HELP = "Show what changed in the cases between two revisions, field by field."
 FORMATS = ("text", "markdown")
@@ -59,34 +53,36 @@ def _state(relative: str, raw: bytes, attachments: dict[str, str]) -> CaseState:
 
 
 def worktree_cases(root: Path) -> dict[str, CaseState]:
-    attachments: dict[str, dict[str, str]] = {}
-    folder = root / CASES_DIR
-    for path in folder.glob(f"*/{ATTACHMENTS_DIR}/**/*") if folder.is_dir() else []:
-        found = attachment_of(path.relative_to(root).as_posix()) if path.is_file() else None
-        if found:
-            attachments.setdefault(found[0], {})[found[1]] = sha256_hex(path.read_bytes())
-    return {
-        case_id_from_path(rel): _state(
-            rel, (root / rel).read_bytes(), attachments.get(case_id_from_path(rel), {})
-        )
-        for rel in case_files(root)
-    }
+    """The working tree's cases, as validation's scan finds them (``layout.case_part``)."""
+    listing = scan_cases(root)
+    states: dict[str, CaseState] = {}
+    for relative in listing.case_files:
+        case_id = case_id_from_path(relative)
+        attachments = {
+            name: sha256_hex((root / attachment_path(case_id, name)).read_bytes())
+            for name in sorted(listing.attachments.get(case_id, ()))
+        }
+        states.setdefault(case_id, _state(relative, (root / relative).read_bytes(), attachments))
+    return states
 
 
 def revision_cases(root: Path, commit: str) -> dict[str, CaseState]:
-    entries = [e for e in git.list_tree(root, commit, CASES_DIR) if e.object_type == "blob"]
-    cases = {e.oid: e.path for e in entries if is_case_path(e.path)}
-    attached = {e.oid: e.path for e in entries if attachment_of(e.path)}
-    blobs = dict(git.read_blobs(root, _unique([*cases, *attached])))
+    """A commit's cases: its regular files that ``layout.case_part`` says belong to a case.
+    Attachments are keyed by path, each with the hash of its own bytes: two identical
+    attachments are two attachments."""
+    parts = [
+        (entry, part)
+        for entry in git.list_tree(root, commit, CASES_DIR)
+        if entry.mode in git.REGULAR_MODES and (part := case_part(entry.path)) is not None
+    ]
+    blobs = dict(git.read_blobs(root, _unique([entry.oid for entry, _ in parts])))
     attachments: dict[str, dict[str, str]] = {}
-    for oid, path in attached.items():
-        found = attachment_of(path)
-        assert found is not None
-        attachments.setdefault(found[0], {})[found[1]] = sha256_hex(blobs[oid])
-    states = {}
-    for entry in entries:
-        if is_case_path(entry.path):
-            case_id = case_id_from_path(entry.path)
+    for entry, (case_id, name) in parts:
+        if name:
+            attachments.setdefault(case_id, {})[name] = sha256_hex(blobs[entry.oid])
+    states: dict[str, CaseState] = {}
+    for entry, (case_id, name) in sorted(parts, key=lambda found: found[0].path):
+        if not name and case_id not in states:  # two files claiming one id: the first path
             states[case_id] = _state(entry.path, blobs[entry.oid], attachments.get(case_id, {}))
     return states
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from casebank.release.released import load_release
 from casebank.serve.export import FORMATS as BUNDLE_FORMATS
 from casebank.serve.export import bundle
-from casebank.workspace import find_root, write_folder_atomically
+from casebank.workspace import check_output_folder, find_root, write_folder_atomically
 
 HELP = "Write a release as an export bundle: cases, manifest, dataset card, SHA256SUMS."
 FORMATS = BUNDLE_FORMATS
@@ -20,15 +20,16 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release", required=True, metavar="X.Y.Z", help="the release to export")
     parser.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to create")
     parser.add_argument(
-        "--force", action="store_true", help="replace DIR if it exists and is not empty"
+        "--force", action="store_true", help="replace DIR if an earlier export wrote it"
     )
 
 
 def run(args: argparse.Namespace) -> int:
     root = find_root(args.root)
+    check_output_folder(args.out, "export", root=root, replace=args.force)
     loaded = load_release(root, args.release)
     files = bundle(loaded, args.format)
-    write_folder_atomically(args.out, files, replace=args.force)
+    write_folder_atomically(args.out, files, command="export", root=root, replace=args.force)
     manifest = loaded.manifest
     left_out = len(loaded.cases) - len(loaded.current)
     print(

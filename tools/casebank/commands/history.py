@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from casebank.errors import CasebankError
+from casebank.format.identifiers import require_case_id
 from casebank.release.history import ReleasedVersion, released_versions
 from casebank.release.prepare import previous_manifests, require_head
 from casebank.workspace import find_root
@@ -13,7 +14,7 @@ HELP = "List a case's released versions: release, date, commit, authors, section
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("case", metavar="CASE_ID", help="the case id")
+    parser.add_argument("case", type=require_case_id, metavar="CASE_ID", help="the case id")
 
 
 def run(args: argparse.Namespace) -> int:

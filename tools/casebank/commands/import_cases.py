@@ -23,7 +23,7 @@ from casebank.format.layout import CATALOG_FILE
 from casebank.format.loader import load_document
 from casebank.importers import agentclinic
 from casebank.importers.render import render_case
-from casebank.workspace import find_root, write_atomically
+from casebank.workspace import check_output_folder, find_root, write_atomically
 
 HELP = "Convert another format's cases (AgentClinic OSCE JSONL) into draft case files."
 FORMATS = ("text", "json")
@@ -91,8 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise UsageError(f"{args.file}: no such file")
     out: Path = args.out
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: not a folder")
+    check_output_folder(out, "import", root=root, whole=False)
     result = convert_file(args.file, out, catalog, args.licence)
     existing = [o.path for o in result.converted if o.path is not None and o.path.exists()]
     if existing and not args.force:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from casebank.errors import CasebankError
+from casebank.format.identifiers import require_case_id
 from casebank.release.released import load_release
 from casebank.serve import score
 from casebank.workspace import find_root
@@ -17,7 +18,9 @@ HELP = "Print the rubric items (treatment, safety) a judge must decide, one JSON
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release", required=True, metavar="X.Y.Z", help="the release")
-    parser.add_argument("cases", nargs="*", metavar="CASE_ID", help="only these cases")
+    parser.add_argument(
+        "cases", nargs="*", type=require_case_id, metavar="CASE_ID", help="only these cases"
+    )
     parser.add_argument(
         "--submissions",
         type=Path,

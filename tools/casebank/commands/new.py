@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
-import re
 
 from casebank.errors import CasebankError, UsageError
+from casebank.format.identifiers import CASE_ID_WORDS, is_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR
 from casebank.format.scaffold import case_template
-from casebank.format.schema import CASE_ID_PATTERN
-from casebank.workspace import find_root
+from casebank.format.text import for_terminal
+from casebank.workspace import find_root, write_atomically
 
 HELP = "Start a new case: write cases/CASE_ID.yaml with every required field to fill in."
 
@@ -25,10 +24,10 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     case_id: str = args.case_id
-    if not re.match(CASE_ID_PATTERN, case_id):
+    if not is_case_id(case_id):
         raise UsageError(
-            f"`{case_id}` is not a valid case id: use lowercase letters and digits "
-            "joined by single underscores, e.g. chest_pain_002"
+            f"`{for_terminal(case_id)}` is not a valid case id: a case id is {CASE_ID_WORDS}, "
+            "e.g. chest_pain_002"
         )
     root = find_root(args.root)
     folder = root / CASES_DIR
@@ -41,9 +40,7 @@ def run(args: argparse.Namespace) -> int:
     folder.mkdir(exist_ok=True)
     relative = f"{CASES_DIR}/{case_id}.yaml"
     content = case_template(case_id)
-    # O_EXCL: never overwrite a file that appeared since the check above.
-    fd = os.open(root / relative, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(content)
+    # Exclusive: never overwrite a file that appeared since the check above.
+    write_atomically(root / relative, content.encode("utf-8"), exclusive=True)
     print(f"wrote {relative}: fill in every TODO, then run `casebank validate {relative}`")
     return 0

@@ -115,7 +115,7 @@ def _suggest(root: Path) -> int:
 
 
 def _release(root: Path, args: argparse.Namespace) -> int:
-    pre = check_preconditions(root, args.version, push=args.push and not args.dry_run)
+    pre = check_preconditions(root, args.version)
     seed = validated_digests(root, dry_run=args.dry_run)
     prepared = prepare_release(
         root, args.version, pre, seed=seed, removal_reason=args.allow_removal

@@ -7,6 +7,7 @@ import json
 import sys
 
 from casebank.format import units
+from casebank.format.identifiers import require_case_id
 from casebank.serve.oracle import Answer, Oracle
 from casebank.workspace import find_root
 
@@ -15,7 +16,7 @@ FORMATS = ("text", "json")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("case", metavar="CASE_ID", help="the case id")
+    parser.add_argument("case", type=require_case_id, metavar="CASE_ID", help="the case id")
     parser.add_argument("tests", nargs="+", metavar="TEST", help="test names, as a doctor orders")
     parser.add_argument(
         "--release", metavar="X.Y.Z", help="the case as released in X.Y.Z (default: working tree)"

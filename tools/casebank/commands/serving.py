@@ -8,6 +8,7 @@ from typing import Any
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, build_catalog, did_you_mean
+from casebank.format.identifiers import require_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_document
 
@@ -33,6 +34,7 @@ def _load(file: str, raw: bytes) -> dict[str, Any]:
 
 
 def load_served(root: Path, case_id: str, release: str | None) -> Served:
+    require_case_id(case_id)  # before it becomes part of a path
     if release is None:
         return _working_tree(root, case_id)
     return _released(root, case_id, release)

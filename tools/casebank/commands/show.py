@@ -7,6 +7,7 @@ import re
 import sys
 
 from casebank.errors import CasebankError, UsageError
+from casebank.format.identifiers import require_case_id
 from casebank.release import git
 from casebank.release.manifest import CaseEntry, Manifest, parse_version
 from casebank.release.prepare import previous_manifests, require_head
@@ -14,7 +15,7 @@ from casebank.workspace import find_root
 
 HELP = "Print a case exactly as released (the latest version, or CASE_ID@VERSION)."
 
-_SPEC = re.compile(r"^(?P<case>[^@\s]+)(@(?P<version>[1-9][0-9]*))?$")
+_SPEC = re.compile(r"(?P<case>[^@]*)(@(?P<version>[1-9][0-9]*))?")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -29,19 +30,21 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    match = _SPEC.match(args.case)
+    match = _SPEC.fullmatch(args.case)
     if match is None:
         raise UsageError(f"{args.case!r}: expected CASE_ID or CASE_ID@VERSION (a number >= 1)")
+    case_id = require_case_id(match.group("case"))
     if args.release is not None and parse_version(args.release) is None:
         raise UsageError(f"--release {args.release!r}: expected X.Y.Z")
     root = find_root(args.root)
     manifests = previous_manifests(root, require_head(root))
     number = match.group("version")
-    entry = find_entry(
-        manifests, match.group("case"), int(number) if number else None, args.release
-    )
+    entry = find_entry(manifests, case_id, int(number) if number else None, args.release)
     for _, content in git.read_blobs(root, [entry.blob]):
-        sys.stdout.flush()
+        if sys.stdout.isatty():  # for a person: escaped, like everything casebank prints
+            sys.stdout.write(content.decode("utf-8", "replace"))
+            continue
+        sys.stdout.flush()  # for a file or a pipe: the released bytes, exactly
         sys.stdout.buffer.write(content)
         sys.stdout.buffer.flush()
     withdrawn = manifests[-1].withdrawal(entry.case_id, entry.version)

@@ -3,7 +3,8 @@
 Without ``--release``: the working tree's cases, with the history of the releases committed on
 HEAD (``--changed-since REV`` keeps only the cases changed since REV, for a pull request's
 preview). With ``--release``: the cases exactly as released, read from git. The site is built
-whole, then renamed into place (see ``casebank.site.output``). Pages: docs/site.md.
+whole, then renamed into place, under the output-folder policy of every command that writes a
+folder (``workspace.check_output_folder``). Pages: docs/site.md.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 from pathlib import Path
 
 from casebank.errors import UsageError
-from casebank.workspace import find_root, write_folder_atomically
+from casebank.workspace import check_output_folder, find_root, write_folder_atomically
 
 HELP = "Build a static website of the cases: coverage, search, a page per case and per release."
 
@@ -34,20 +35,18 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from casebank.commands.site_input import released_site, working_site
     from casebank.site.build import build_site, environment
-    from casebank.site.output import MARKER, MARKER_TEXT, check_target
 
     if args.release is not None and args.changed_since is not None:
         raise UsageError("--changed-since shows the working tree: leave out --release")
     env = environment()  # before any reading: without Jinja2 there is nothing to build
-    out = args.out.absolute()
-    check_target(out)
     root = find_root(args.root)
+    out = check_output_folder(args.out, "site", root=root, replace=True)
     if args.release is not None:
         site = released_site(root, args.release)
     else:
         site = working_site(root, args.changed_since)
     files = build_site(site, env)
-    write_folder_atomically(out, {**files, MARKER: MARKER_TEXT}, replace=True)
+    write_folder_atomically(out, files, command="site", root=root, replace=True)
     print(
         f"wrote {args.out}: {len(site.cases)} case page(s), {len(site.releases)} release "
         f"page(s), {len(files)} files ({site.label})"

@@ -16,13 +16,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from casebank.format.attachments import check_attachment
 from casebank.format.canonical import sha256_hex
+from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
-    attachment_of,
     attachment_path,
     case_id_from_path,
-    is_case_path,
+    case_part,
 )
 from casebank.format.loader import load_document
 from casebank.format.policy import DEFAULT_LICENCE, load_policy
@@ -115,6 +116,10 @@ def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
     skipped = 0
     for relative in listing.case_files:
         case_id = case_id_from_path(relative)
+        if not is_case_id(case_id):  # its pages could not even be named
+            warn(f"{relative}: left out, its name is not a valid case id ({CASE_ID_WORDS})")
+            skipped += 1
+            continue
         if case_id in loaded:
             warn(f"{relative}: left out, {loaded[case_id].path} has the same case id")
             skipped += 1
@@ -136,6 +141,10 @@ def _read_attachments(root: Path, case_id: str, names: Iterable[str]) -> dict[st
             found[name] = (root / path).read_bytes()
         except OSError as exc:
             warn(f"{path}: left out, it cannot be read ({exc.strerror}); check its permissions")
+            continue
+        problem = attachment_name_problem(name) or check_attachment(name, found[name]).problem
+        if problem:  # the page says so too; the site never publishes it
+            warn(f"{path}: not published, {problem}; run `casebank validate`")
     return found
 
 
@@ -158,9 +167,7 @@ def _read_case(root: Path, relative: str) -> dict[str, Any] | None:
 def _changed(root: Path, revision: str) -> set[str]:
     git.check_repository(root)
     _, files = git.changed_files(root, revision)
-    wanted = {case_id_from_path(f) for f in files if is_case_path(f)}
-    wanted.update(found[0] for f in files if (found := attachment_of(f)) is not None)
-    return wanted
+    return {part[0] for f in files if (part := case_part(f)) is not None}
 
 
 def _committed_manifests(root: Path) -> list[Manifest]:
@@ -169,6 +176,7 @@ def _committed_manifests(root: Path) -> list[Manifest]:
     if head is None:
         warn(f"{root} has no git history: the site shows no releases")
         return []
+    git.refuse_shallow(root)  # the history of released versions reads older objects
     return previous_manifests(root, head)
 
 

@@ -8,6 +8,8 @@ import sys
 
 import yaml
 
+from casebank.format.identifiers import require_case_id
+from casebank.format.text import unsafe_on_terminal
 from casebank.serve.views import ROLES, view
 from casebank.workspace import find_root
 
@@ -16,11 +18,24 @@ FORMATS = ("yaml", "json")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("case", metavar="CASE_ID", help="the case id")
+    parser.add_argument("case", type=require_case_id, metavar="CASE_ID", help="the case id")
     parser.add_argument("--role", required=True, choices=ROLES, help="whose view")
     parser.add_argument(
         "--release", metavar="X.Y.Z", help="the case as released in X.Y.Z (default: working tree)"
     )
+
+
+class _Dumper(yaml.SafeDumper):
+    """Text a terminal would obey goes in double quotes, where the escaped output (``\\uXXXX``,
+    see ``casebank.cli``) reads back as the same text."""
+
+
+def _text(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if unsafe_on_terminal(value) else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,5 +47,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True, width=96))
+        sys.stdout.write(
+            yaml.dump(shown, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=96)
+        )
     return 0

@@ -6,6 +6,7 @@ import argparse
 import re
 
 from casebank.errors import CasebankError, UsageError
+from casebank.format.identifiers import require_case_id
 from casebank.format.layout import WITHDRAWALS_FILE
 from casebank.release import withdrawals
 from casebank.release.journal import release_lock
@@ -14,7 +15,7 @@ from casebank.workspace import find_root, write_atomically
 
 HELP = "Withdraw a released case version found wrong (the next release carries it)."
 
-_SPEC = re.compile(r"^(?P<case>[^@\s]+)@(?P<version>[1-9][0-9]*)$")
+_SPEC = re.compile(r"(?P<case>[^@]*)@(?P<version>[1-9][0-9]*)")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +28,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    match = _SPEC.match(args.case)
+    match = _SPEC.fullmatch(args.case)
     if match is None:
         raise UsageError(f"{args.case!r}: expected CASE_ID@VERSION, e.g. chest_pain_001@2")
     reason = " ".join(args.reason.split())
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             f"--reason: say in {withdrawals.MIN_REASON} characters or more why the version is "
             "wrong; the reason is published in the manifest and the changelog"
         )
-    case_id, version = match.group("case"), int(match.group("version"))
+    case_id, version = require_case_id(match.group("case")), int(match.group("version"))
     root = find_root(args.root)
     with release_lock(root, "casebank withdraw"):
         manifests = previous_manifests(root, require_head(root))

@@ -2,7 +2,9 @@
 
 One case per file directly under ``cases/`` (``.yaml``, ``.yml`` or ``.json``); its attachments
 under ``cases/<case_id>/attachments/``. Every command classifies paths with these functions,
-so that validation, history and diff agree on what is a case.
+so that validation, history, releases, diff and the site agree on what is a case: above all
+:func:`case_part`, the one answer to "which files belong to a case", for a working tree and for
+a commit alike.
 """
 
 from __future__ import annotations
@@ -27,6 +29,27 @@ def is_case_path(relative: str) -> bool:
         and not name.startswith(".")
         and name.lower().endswith(CASE_SUFFIXES)
     )
+
+
+# Placeholders and the files an operating system leaves behind: never part of a case, wherever
+# they are and whether or not they are committed.
+IGNORED_NAMES = frozenset({".gitkeep", ".keep", ".DS_Store", "Thumbs.db", "desktop.ini"})
+
+
+def is_ignored(relative: str) -> bool:
+    return relative.rsplit("/", 1)[-1] in IGNORED_NAMES
+
+
+def case_part(relative: str) -> tuple[str, str] | None:
+    """What a repository path is of a case: ``(case_id, "")`` for its case file,
+    ``(case_id, name below attachments/)`` for one of its attachments, None for anything else
+    (``.gitkeep`` and the like included). A commit's regular files and a working tree's are
+    classified by this one function."""
+    if is_ignored(relative):
+        return None
+    if is_case_path(relative):
+        return case_id_from_path(relative), ""
+    return attachment_of(relative)
 
 
 def is_json(relative: str) -> bool:

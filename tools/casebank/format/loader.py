@@ -35,7 +35,6 @@ escapes YAML accepts.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterator
@@ -45,7 +44,9 @@ from typing import Any
 import yaml
 
 from casebank.errors import SetupError
+from casebank.format import strictjson
 from casebank.format.document import Document, Mark, Path, format_path
+from casebank.format.text import FORBIDDEN_IN_FILE, FORBIDDEN_IN_TEXT, character_name
 
 try:  # libyaml's C parser: the pure-Python parser accepts and refuses different documents
     from yaml import CSafeLoader as _YamlLoader
@@ -194,11 +195,6 @@ def load_document(file: str, raw: bytes) -> LoadResult:
 
 # --- before parsing: bytes, characters, conflict markers ------------------------------------
 
-# C0 controls other than tab, newline and carriage return, DEL, C1 controls other than NEL,
-# lone surrogates and the non-characters YAML forbids.
-_FORBIDDEN = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
-)
 _CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
 
 
@@ -230,7 +226,7 @@ def _refuse_bytes(file: str, raw: bytes) -> str | LoadIssue:
             "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
         )
     text = text.removeprefix("\ufeff")
-    bad = _FORBIDDEN.search(text)
+    bad = FORBIDDEN_IN_FILE.search(text)
     if bad is not None:
         char = bad.group(0)
         name = {"\x00": "NUL"}.get(char, f"U+{ord(char):04X}")
@@ -268,37 +264,12 @@ _LONE = re.compile(_ESCAPE + r"(d[89a-f][0-9a-f]{2})", re.IGNORECASE)
 def _prepare_json(file: str, text: str) -> str | LoadIssue:
     """Hold the file to JSON's grammar, then make it parseable by YAML for positions."""
 
-    def no_constant(name: str) -> None:
-        raise ValueError(name)
-
     try:
-        json.loads(text, parse_constant=no_constant)
-    except json.JSONDecodeError as exc:
-        return load_issue(
-            file,
-            "yaml-syntax",
-            (exc.lineno, exc.colno),
-            f"invalid JSON: {exc.msg}",
-            "check for a missing comma, quote or bracket just before this point",
-        )
-    except ValueError as exc:
-        where = re.search(rf"(?<![\w\"]){re.escape(str(exc))}(?![\w\"])", text)
-        return load_issue(
-            file,
-            "non-finite-number",
-            _position(text, where.start() if where else 0),
-            f"`{exc}` is not a number JSON allows (Python's json.dumps writes it for an "
-            "infinite or undefined float)",
-            "write a real number, or null if there is none",
-        )
-    except RecursionError:
-        return load_issue(
-            file,
-            "nesting-too-deep",
-            (1, 1),
-            "the JSON nests too deeply to read",
-            f"keep mappings and lists within {MAX_DEPTH} levels",
-        )
+        strictjson.loads(text, max_depth=MAX_DEPTH)
+    except strictjson.JSONProblem as problem:
+        # A duplicate key is left to the builder, which names both places.
+        if problem.kind != "duplicate-key":
+            return _json_issue(file, problem)
 
     def join(match: re.Match[str]) -> str:
         high, low = int(match.group(2), 16), int(match.group(3), 16)
@@ -318,6 +289,24 @@ def _prepare_json(file: str, text: str) -> str | LoadIssue:
             "write the character itself, or both halves of its escape",
         )
     return text
+
+
+_JSON_ISSUES = {
+    "syntax": ("yaml-syntax", "check for a missing comma, quote or bracket just before this point"),
+    "constant": ("non-finite-number", "write a real number, or null if there is none"),
+    "number": ("number-out-of-range", "write a smaller number, or put it in quotes if it is text"),
+    "depth": ("nesting-too-deep", f"keep mappings and lists within {MAX_DEPTH} levels"),
+}
+
+
+def _json_issue(file: str, problem: strictjson.JSONProblem) -> LoadIssue:
+    name, hint = _JSON_ISSUES[problem.kind]
+    message = {
+        "syntax": f"invalid JSON: {problem.message}",
+        "constant": f"{problem.message} (Python's json.dumps writes it for an infinite or "
+        "undefined float)",
+    }.get(problem.kind, problem.message)
+    return load_issue(file, name, (problem.line, problem.column), message, hint)
 
 
 def _kind(value: object) -> str:
@@ -562,6 +551,8 @@ class _Builder:
                 "write the character itself, or its full escape (\\U0001F600)",
                 path,
             )
+        if event.style == '"':  # only an escape can put a control character in the text
+            self._check_escapes(text, mark, path)
         if tag == f"{_SAFE_TAG_PREFIX}str" or (not plain and tag in (None, "!")):
             return text
         if self.json_scalars:
@@ -573,6 +564,20 @@ class _Builder:
         if not isinstance(value, str):
             self.plain_non_text[path] = text
         return value
+
+    def _check_escapes(self, text: str, mark: Mark, path: Path) -> None:
+        bad = FORBIDDEN_IN_TEXT.search(text)
+        if bad is None:
+            return
+        name = character_name(bad.group(0))
+        raise self.refuse(
+            "control-character",
+            mark,
+            f"an escape in this text (such as \\e, \\0 or \\u{ord(bad.group(0)):04x}) writes the "
+            f"invisible control character {name} into it",
+            "delete the escape; write a line break in a block scalar (|) if one was meant",
+            path,
+        )
 
     def _json(self, text: str, mark: Mark, path: Path) -> JSONValue:
         if text in ("true", "false", "null"):

@@ -19,10 +19,11 @@ import hashlib
 import json
 from typing import Any
 
-# Bump when the case format changes in a way that could change what is valid.
-SCHEMA_VERSION = "2.0"
+from casebank.format.identifiers import CASE_ID_PATTERN
 
-CASE_ID_PATTERN = r"^[a-z0-9]+(_[a-z0-9]+)*$"
+# Bump when the case format changes in a way that could change what is valid.
+SCHEMA_VERSION = "2.1"
+
 LANGUAGES = ["en"]
 DIFFICULTIES = ["easy", "medium", "hard"]
 SEXES = ["female", "male", "other"]

@@ -30,7 +30,6 @@ urinalysis is the urine white cell count), then on its own.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -38,13 +37,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from casebank.errors import CasebankError
-from casebank.format import units
+from casebank.format import strictjson, units
 from casebank.format.catalog import Catalog, CatalogTest, fold
+from casebank.format.identifiers import is_case_id
 from casebank.format.loader import MAX_FILE_BYTES
 from casebank.format.names import key as name_key
 from casebank.format.names import resolve_in, resolve_loosely, split_side, suggest
 from casebank.format.scaffold import PLACEHOLDER
-from casebank.format.schema import CASE_ID_PATTERN, CASE_SCHEMA, EXAM_DEPTH
+from casebank.format.schema import CASE_SCHEMA, EXAM_DEPTH
+from casebank.format.text import FORBIDDEN_IN_TEXT
 from casebank.importers import values
 
 NAME = "AgentClinic"
@@ -52,6 +53,7 @@ CITATION = "AgentClinic (Schmidgall et al., 2024, https://github.com/SamuelSchmi
 LICENCE = "MIT"
 MAX_RECORD_BYTES = MAX_FILE_BYTES  # a record becomes one case file, which the loader caps
 MAX_DEPTH = 16  # objects and lists inside a record; real records nest 5 deep
+MAX_INTEGER = 10**40 - 1  # larger than exact integers: such values are kept as text
 MAX_VALUES = 5000  # values in one record; real records hold fewer than 200
 CASE_STEM_LENGTH = 48
 
@@ -67,9 +69,9 @@ _SHAPE_HINT = (
     'each line holds one JSON object {"OSCE_Examination": {"Patient_Actor": {...}, '
     '"Physical_Examination_Findings": {...}, "Test_Results": {...}, "Correct_Diagnosis": "..."}}'
 )
-# C0 and C1 controls (but tab, newline and carriage return), lone surrogates and YAML
-# non-characters: the case loader refuses them, so a draft must not hold them.
-_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x80-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+# The characters the case loader refuses in a value (casebank.format.text): a draft must not
+# hold them.
+_CONTROL = FORBIDDEN_IN_TEXT
 # Labels that say only "here is the result": dropped where a test has just the one.
 _GENERIC = frozenset(
     [
@@ -234,20 +236,9 @@ def parse_record(raw: bytes) -> dict[str, Any]:
             f"the line is not valid UTF-8 (byte {exc.start + 1})", "save the file as UTF-8"
         ) from None
     try:
-        record = json.loads(
-            text,
-            object_pairs_hook=_no_duplicate_keys,
-            parse_constant=_no_constant,
-            parse_float=_finite,
-        )
-    except RecursionError:
-        raise RecordError(f"the record nests deeper than {MAX_DEPTH} levels", _SHAPE_HINT) from None
-    except json.JSONDecodeError as exc:
-        raise RecordError(
-            f"not valid JSON: {exc.msg} (column {exc.colno})",
-            "each line must hold one complete JSON object; check quotes, commas and brackets "
-            "near that column",
-        ) from None
+        record = strictjson.loads(text, max_depth=MAX_DEPTH, max_integer=MAX_INTEGER)
+    except strictjson.JSONProblem as problem:
+        raise _json_refusal(problem) from None
     if not isinstance(record, dict):
         raise RecordError(f"the record is a JSON {_kind(record)}, not an object", _SHAPE_HINT)
     _check_values(record)
@@ -266,26 +257,26 @@ def parse_record(raw: bytes) -> dict[str, Any]:
     return record
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise RecordError(
-                f"the key `{key}` appears twice in one object", "keep one of the two entries"
-            )
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> None:
-    raise RecordError(f"`{name}` is not a number a case can hold", "write the value as text")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value != value or value in (float("inf"), float("-inf")):
-        raise RecordError(f"the number `{text}` is too large", "write the value as text")
-    return value
+def _json_refusal(problem: strictjson.JSONProblem) -> RecordError:
+    """What the strict reader refused, in the importer's words."""
+    subject = problem.subject[:40] + ("…" if len(problem.subject) > 40 else "")
+    if problem.kind == "depth":
+        return RecordError(f"the record nests deeper than {MAX_DEPTH} levels", _SHAPE_HINT)
+    if problem.kind == "duplicate-key":
+        return RecordError(
+            f"the key `{subject}` appears twice in one object", "keep one of the two entries"
+        )
+    if problem.kind == "constant":
+        return RecordError(
+            f"`{subject}` is not a number a case can hold", "write the value as text"
+        )
+    if problem.kind == "number":
+        return RecordError(f"the number `{subject}` is too large", "write the value as text")
+    return RecordError(
+        f"not valid JSON: {problem.message} (column {problem.column})",
+        "each line must hold one complete JSON object; check quotes, commas and brackets "
+        "near that column",
+    )
 
 
 def _kind(value: Any) -> str:
@@ -342,7 +333,9 @@ def case_stem(record: dict[str, Any]) -> str:
             break
         stem = longer[:CASE_STEM_LENGTH]
     stem = stem or "case"
-    assert re.match(CASE_ID_PATTERN, stem)
+    if not stem[0].isalpha():  # a case id starts with a letter: 22q11 deletion -> case_22q11_...
+        stem = f"case_{stem}"[:CASE_STEM_LENGTH].rstrip("_")
+    assert is_case_id(f"{stem}_001")
     return stem
 
 

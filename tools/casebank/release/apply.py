@@ -44,19 +44,22 @@ def tag_message(release: Release) -> str:
 
 
 class Interrupted(BaseException):
-    """A signal (SIGTERM, SIGHUP) asked the release to stop."""
+    """A signal (SIGINT, SIGTERM, SIGHUP) asked the release to stop."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
 
 
-_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+# SIGINT too, explicitly: a process started with SIGINT ignored (a background job, some CI
+# runners) never gets Python's KeyboardInterrupt, and Ctrl-C would then be lost, not undone.
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager
 def _stopped_by_signals() -> Iterator[None]:
-    """While applying, SIGTERM and SIGHUP stop the release the way Ctrl-C does: by raising."""
+    """While applying, SIGINT, SIGTERM and SIGHUP stop the release by raising Interrupted,
+    whatever handler (or SIG_IGN) the process started with."""
 
     def stop(signum: int, _frame: FrameType | None) -> None:
         raise Interrupted(signum)
@@ -72,8 +75,7 @@ def _stopped_by_signals() -> Iterator[None]:
 @contextmanager
 def _deaf() -> Iterator[None]:
     """While undoing, signals wait: an undo cut short is worse than a slightly late stop."""
-    every = (signal.SIGINT, *_SIGNALS)
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in every}
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in _SIGNALS}
     try:
         yield
     finally:

@@ -1,5 +1,7 @@
 """CHANGELOG.md: one Keep-a-Changelog section per dataset release.
 
+Everything a section says that comes from a case or a person (titles, reasons) is escaped for
+Markdown and kept on its line, so no text can write a heading or a section of its own.
 ``casebank release`` only ever inserts its new section: above the newest existing release
 section (so below the title, the introduction and any ``## [Unreleased]`` notes), or at the end
 of a changelog that has none yet. Everything people wrote, anywhere, is kept byte for byte.
@@ -10,6 +12,7 @@ from __future__ import annotations
 import re
 
 from casebank.errors import CasebankError
+from casebank.markdown import code, text
 from casebank.release.manifest import Manifest
 
 HEADER = """# Changelog
@@ -33,7 +36,7 @@ def render_section(manifest: Manifest, removal_reason: str = "") -> str:
         lines += [
             "### Added",
             *(
-                f"- `{a.case_id}` v{a.version}: {titles.get(a.case_id, '')}"
+                f"- {code(a.case_id)} v{a.version}: {text(titles.get(a.case_id, ''))}"
                 for a in sorted(manifest.added, key=lambda a: a.case_id)
             ),
             "",
@@ -42,14 +45,19 @@ def render_section(manifest: Manifest, removal_reason: str = "") -> str:
         lines += [
             "### Changed",
             *(
-                f"- `{c.case_id}` v{c.from_version} → v{c.to_version}: {', '.join(c.sections)}"
+                f"- {code(c.case_id)} v{c.from_version} → v{c.to_version}: "
+                + ", ".join(text(s) for s in c.sections)
                 for c in sorted(manifest.changed, key=lambda c: c.case_id)
             ),
             "",
         ]
     if manifest.removed:
         note = (
-            ["", f"Removed in a {_kind(manifest)} release, not a major one: {removal_reason}", ""]
+            [
+                "",
+                f"Removed in a {_kind(manifest)} release, not a major one: {text(removal_reason)}",
+                "",
+            ]
             if removal_reason
             else []
         )
@@ -57,7 +65,7 @@ def render_section(manifest: Manifest, removal_reason: str = "") -> str:
             "### Removed",
             *note,
             *(
-                f"- `{r.case_id}` (last version v{r.last_version})"
+                f"- {code(r.case_id)} (last version v{r.last_version})"
                 for r in sorted(manifest.removed, key=lambda r: r.case_id)
             ),
             "",
@@ -69,7 +77,7 @@ def render_section(manifest: Manifest, removal_reason: str = "") -> str:
             "",
             "Released versions found wrong; evaluations should leave them out.",
             "",
-            *(f"- `{w.case_id}` v{w.version}: {w.reason}" for w in new),
+            *(f"- {code(w.case_id)} v{w.version}: {text(w.reason)}" for w in new),
             "",
         ]
     if not (manifest.added or manifest.changed or manifest.removed or new):

@@ -16,6 +16,8 @@ from typing import Any
 from casebank.format.canonical import content_hash, data_hash
 from casebank.format.document import Path, format_path
 from casebank.markdown import cell as markdown_cell
+from casebank.markdown import code as markdown_code
+from casebank.markdown import text as markdown_text
 from casebank.release.manifest import CaseEntry
 
 MISSING = object()  # a field absent on one side
@@ -175,7 +177,7 @@ def _where(d: CaseDiff) -> str:
 
 
 def render_markdown(diffs: list[CaseDiff], title: str) -> str:
-    lines = [f"## {title}", ""]
+    lines = [f"## {markdown_text(title)}", ""]
     if not diffs:
         return "\n".join([*lines, "No case changed.", ""])
     counts = ", ".join(
@@ -186,9 +188,9 @@ def render_markdown(diffs: list[CaseDiff], title: str) -> str:
     lines += [f"{counts}.", ""]
     for d in diffs:
         lines += [
-            f"### `{d.case_id}`: {d.status}",
+            f"### {markdown_code(d.case_id)}: {d.status}",
             "",
-            f"`{markdown_cell(_where(d))}`: {d.version_note}.",
+            f"{markdown_code(_where(d))}: {d.version_note}.",
             "",
         ]
         if d.new is not None and d.new.data is None:
@@ -196,7 +198,7 @@ def render_markdown(diffs: list[CaseDiff], title: str) -> str:
         if d.changes:
             lines += ["| field | before | after |", "|---|---|---|"]
             lines += [
-                f"| `{markdown_cell(c.path)}` | {markdown_cell(show_value(c.old))} | "
+                f"| {markdown_code(c.path)} | {markdown_cell(show_value(c.old))} | "
                 f"{markdown_cell(show_value(c.new))} |"
                 for c in d.changes
             ]

@@ -26,6 +26,7 @@ FULL_HISTORY_HINT = (
     "fetch the full history with `git fetch --unshallow` "
     "(in GitHub Actions: actions/checkout with `fetch-depth: 0`)"
 )
+REGULAR_MODES = ("100644", "100755")  # a file's modes in a tree; links and submodules differ
 _CHUNK = 1 << 16
 # Fixed options so a user's configuration cannot change what we parse.
 _LOG_FORMAT = (
@@ -124,10 +125,20 @@ def check_repository(root: Path) -> None:
             "keep catalog.yaml, cases/ and releases/ at the top of the repository",
         )
     if shallow.strip() == "true":
-        raise CasebankError(
-            "this is a shallow clone: case versions and authors need the full git history",
-            FULL_HISTORY_HINT,
-        )
+        raise _shallow()
+
+
+def _shallow() -> CasebankError:
+    return CasebankError(
+        "this is a shallow clone: case versions and authors need the full git history",
+        FULL_HISTORY_HINT,
+    )
+
+
+def refuse_shallow(root: Path) -> None:
+    """Refuse a shallow clone (and nothing else): its releases' older objects are missing."""
+    if run(root, ["rev-parse", "--is-shallow-repository"]).decode().strip() == "true":
+        raise _shallow()
 
 
 def resolve_commit(root: Path, rev: str) -> str | None:
@@ -155,9 +166,10 @@ def commit_message(root: Path, commit: str) -> str:
     )
 
 
-def parents(root: Path, tip: str) -> dict[str, tuple[str, ...]]:
-    """Every commit reachable from ``tip`` with its parents, in one ``git rev-list`` pass."""
-    out = run(root, ["rev-list", "--parents", "--end-of-options", tip])
+def parents(root: Path, *tips: str) -> dict[str, tuple[str, ...]]:
+    """Every commit reachable from any of ``tips`` with its parents, in one ``git rev-list``
+    pass (the tips must be commits)."""
+    out = run(root, ["rev-list", "--parents", "--end-of-options", *tips])
     found: dict[str, tuple[str, ...]] = {}
     for line in out.decode("ascii").splitlines():
         commit, *rest = line.split()

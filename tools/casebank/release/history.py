@@ -57,6 +57,7 @@ from casebank.format.layout import (
     WITHDRAWALS_FILE,
     attachment_of,
     case_id_from_path,
+    case_part,
     is_case_path,
     is_json,
 )
@@ -65,7 +66,6 @@ from casebank.parallel import map_chunks
 from casebank.release import git, withdrawals
 from casebank.release.manifest import RELEASES_DIR, Author, CaseEntry, Manifest, latest_entries
 
-_REGULAR = ("100644", "100755")
 _CASES_PREFIX = f"{CASES_DIR}/"
 _NAME_EMAIL = re.compile(r"^\s*(.*?)\s*<([^<>]*)>\s*$")
 
@@ -231,11 +231,11 @@ TOP_FILES = (WITHDRAWALS_FILE, POLICY_FILE, MAILMAP_FILE)
 
 
 def _relevant(path: str) -> bool:
+    """A repository file a release reads: the catalog, the top files, and what
+    ``layout.case_part`` says belongs to a case (the working tree's scan asks the same)."""
     if path == CATALOG_FILE or path in TOP_FILES:
         return True
-    return path.startswith(_CASES_PREFIX) and (
-        is_case_path(path) or attachment_of(path) is not None
-    )
+    return path.startswith(_CASES_PREFIX) and case_part(path) is not None
 
 
 def parse_co_author(value: str) -> Author:
@@ -414,7 +414,7 @@ def _fetch_all(digests: Digests, records: list[git.CommitRecord]) -> None:
     data_files: dict[tuple[str, str], None] = {}
     for record in records:
         for change in record.changes:
-            if change.new_mode not in _REGULAR:
+            if change.new_mode not in git.REGULAR_MODES:
                 continue
             if change.path == CATALOG_FILE:
                 data_files[(change.new_oid, change.path)] = None
@@ -447,7 +447,7 @@ class _Replay:
     def apply(self, record: git.CommitRecord) -> None:
         touched: set[str] = set()
         for change in record.changes:
-            blob = change.new_oid if change.new_mode in _REGULAR else None
+            blob = change.new_oid if change.new_mode in git.REGULAR_MODES else None
             touched.update(self._set(change.path, blob))
         credited: list[Author] | None = None
         for case_id in sorted(touched):

@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from casebank.errors import CasebankError
+from casebank.format import strictjson
 from casebank.release import git
 from casebank.workspace import write_atomically
 
@@ -57,7 +58,7 @@ class Journal:
     def load(cls, root: Path) -> Journal | None:
         path = journal_path(root)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = strictjson.load_bytes(path.read_bytes())
             return cls(**data)
         except FileNotFoundError:
             return None
@@ -144,7 +145,7 @@ def release_lock(root: Path, what: str) -> Iterator[None]:
 
 def _holder(path: Path) -> dict[str, object] | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = strictjson.load_bytes(path.read_bytes())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -17,6 +17,8 @@ from functools import cached_property
 from typing import Any
 
 from casebank.errors import CasebankError
+from casebank.format import strictjson
+from casebank.format.identifiers import attachment_name_problem, colliding_names, is_case_id
 
 # Format 2 added reviewers and provenance per case, withdrawals, and the dataset's licence.
 # Format 3 keeps the layout and changes who is named: authors are the people who made the
@@ -263,10 +265,12 @@ class _Malformed(Exception):
 def loads(raw: bytes, file: str) -> Manifest:
     """Read a manifest; a file that is not one raises CasebankError naming ``file``."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = strictjson.load_bytes(raw)
         return _manifest(_Obj(data, ""))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CasebankError(f"{file}: not valid JSON ({exc})", _RESTORE_HINT) from None
+    except strictjson.JSONProblem as exc:
+        raise CasebankError(
+            f"{file}: not valid JSON (line {exc.line}, column {exc.column}: {exc})", _RESTORE_HINT
+        ) from None
     except _Malformed as exc:
         raise CasebankError(f"{file}: not a casebank manifest: {exc}", _RESTORE_HINT) from None
 
@@ -287,6 +291,24 @@ class _Obj:
 
     def text(self, key: str) -> str:
         return str(self._get(key, str))
+
+    def case_id(self, key: str = "case_id") -> str:
+        value = self.text(key)
+        if not is_case_id(value):
+            raise _Malformed(f"`{self.where}{key}` is not a valid case id")
+        return value
+
+    def attachments(self, key: str) -> dict[str, str]:
+        """A case's attachments (name -> SHA-256), each name under the identifier policy."""
+        found = self.obj(key)
+        names = {name: found.text(name) for name in found.data}
+        for name in names:
+            problem = attachment_name_problem(name)
+            if problem:
+                raise _Malformed(f"`{found.where}` names an attachment that is refused: {problem}")
+        if colliding_names(names):
+            raise _Malformed(f"`{found.where}` names two attachments that are one file")
+        return names
 
     def optional_text(self, key: str) -> str | None:
         value = self.data.get(key)
@@ -317,7 +339,7 @@ def _manifest(top: _Obj) -> Manifest:
         format=format,
         licence=top.text("licence") if later else "",
         withdrawn=tuple(
-            Withdrawn(w.text("case_id"), w.number("version"), w.text("reason"), w.text("release"))
+            Withdrawn(w.case_id(), w.number("version"), w.text("reason"), w.text("release"))
             for w in top.objects("withdrawn")
         )
         if later
@@ -333,10 +355,10 @@ def _manifest(top: _Obj) -> Manifest:
         catalog_blob=catalog.text("blob"),
         catalog_sha256=catalog.text("sha256"),
         cases=tuple(_case(c, later) for c in top.objects("cases")),
-        added=tuple(Added(a.text("case_id"), a.number("version")) for a in top.objects("added")),
+        added=tuple(Added(a.case_id(), a.number("version")) for a in top.objects("added")),
         changed=tuple(
             Changed(
-                c.text("case_id"),
+                c.case_id(),
                 c.number("from_version"),
                 c.number("to_version"),
                 tuple(str(s) for s in c._get("sections", list)),
@@ -344,24 +366,23 @@ def _manifest(top: _Obj) -> Manifest:
             for c in top.objects("changed")
         ),
         removed=tuple(
-            Removed(r.text("case_id"), r.number("last_version")) for r in top.objects("removed")
+            Removed(r.case_id(), r.number("last_version")) for r in top.objects("removed")
         ),
     )
 
 
 def _case(case: _Obj, later: bool) -> CaseEntry:
     changed = case.obj("last_changed")
-    attachments = case.obj("attachments")
     provenance = case.obj("provenance") if later else None
     return CaseEntry(
         reviewers=_authors(case, "reviewers") if later else (),
         provenance={k: provenance.text(k) for k in provenance.data} if provenance else {},
-        case_id=case.text("case_id"),
+        case_id=case.case_id(),
         version=case.number("version"),
         sha256=case.text("sha256"),
         path=case.text("path"),
         blob=case.text("blob"),
-        attachments={key: attachments.text(key) for key in attachments.data},
+        attachments=case.attachments("attachments"),
         first_release=case.text("first_release"),
         last_changed_commit=changed.text("commit"),
         last_changed_date=changed.text("date"),

@@ -119,7 +119,7 @@ class Preconditions:
     previous: list[Manifest]
 
 
-def check_preconditions(root: Path, version: str, *, push: bool = False) -> Preconditions:
+def check_preconditions(root: Path, version: str) -> Preconditions:
     """Refuse early, before anything expensive: the version, the repository, a clean tree."""
     check_new_version(version, [], [])  # the version's syntax first: a usage error needs no git
     head = require_head(root)
@@ -127,10 +127,11 @@ def check_preconditions(root: Path, version: str, *, push: bool = False) -> Prec
     check_new_version(version, previous, [t.name for t in git.list_tags(root)])
     check_clean(root)
     branch = git.current_branch(root)
-    if push and branch is None:
+    if branch is None:  # the release commit would be on no branch, and the push hint fail
         raise CasebankError(
-            "HEAD is detached: --push needs a branch to push",
-            "check out the branch to release from",
+            f"HEAD is detached (at {head[:12]}): a release commit must go on a branch",
+            "check out the branch to release from (`git switch main`), or make one here "
+            "(`git switch -c release`)",
         )
     return Preconditions(head, branch, previous)
 

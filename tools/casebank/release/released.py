@@ -18,7 +18,7 @@ from typing import Any
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import CaseDigest, content_hash, digest_data, sha256_hex
-from casebank.format.layout import ATTACHMENTS_DIR, CASES_DIR, POLICY_FILE
+from casebank.format.layout import CASES_DIR, POLICY_FILE, case_part
 from casebank.format.loader import load_document
 from casebank.format.policy import Policy, load_policy
 from casebank.parallel import map_chunks
@@ -163,9 +163,9 @@ def _attachment_blobs(root: Path, manifest: Manifest) -> dict[str, dict[str, str
         return {}
     found: dict[str, dict[str, str]] = {}
     for item in git.list_tree(root, manifest.source_commit, CASES_DIR):
-        parts = item.path.split("/")
-        if len(parts) >= 4 and parts[2] == ATTACHMENTS_DIR and item.object_type == "blob":
-            found.setdefault(parts[1], {})["/".join(parts[3:])] = item.oid
+        part = case_part(item.path) if item.mode in git.REGULAR_MODES else None
+        if part is not None and part[1]:
+            found.setdefault(part[0], {})[part[1]] = item.oid
     return found
 
 

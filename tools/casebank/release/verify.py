@@ -120,7 +120,11 @@ def _check_line(
     tagged = [(m, tags[tag_name(m.version)]) for m in manifests if tag_name(m.version) in tags]
     if len(tagged) < 2:
         return
-    parents = git.parents(root, head)
+    # Ancestry from every release's own commits too, not only HEAD: after a rebase the
+    # releases' commits are off HEAD's history, yet one may well contain another.
+    tips = {head, *(t.commit for _, t in tagged), *(m.source_commit for m, _ in tagged)}
+    commits = git.resolve_objects(root, [f"{tip}^{{commit}}" for tip in sorted(tips)])
+    parents = git.parents(root, *sorted({found[0] for found in commits.values() if found}))
     for (earlier, earlier_tag), (later, _) in itertools.pairwise(tagged):
         if not _reaches(parents, later.source_commit, earlier_tag.commit):
             result.add(
@@ -174,11 +178,19 @@ def _check_tags(
 ) -> None:
     by_version = {m.version: m for m in manifests}
     unreachable = git.tags_not_merged(root, head)
+    copies = git.resolve_objects(
+        root,
+        [f"{r}:{manifest_path(name[1:])}" for name in sorted(unreachable) for r in (head, name)],
+    )
     for name in sorted(tags):
         if name[1:] not in by_version:
             result.add(name[1:], f"tag {name} has no manifest {manifest_path(name[1:])} on HEAD")
         if name in unreachable:
-            result.add(name[1:], f"tag {name} is not in HEAD's history (was history rewritten?)")
+            path = manifest_path(name[1:])
+            copied = copies.get(f"{head}:{path}") is not None and (
+                copies.get(f"{head}:{path}") == copies.get(f"{name}:{path}")
+            )
+            result.add(name[1:], _unreachable(tags[name], path, copied))
     names: list[str] = []
     for manifest in manifests:
         tag = tags.get(tag_name(manifest.version))
@@ -199,6 +211,18 @@ def _check_tags(
     found = git.resolve_objects(root, names)
     for manifest in manifests:
         _check_tag(manifest, tags.get(tag_name(manifest.version)), head, found, result)
+
+
+def _unreachable(tag: git.TagRef, path: str, copied: bool) -> str:
+    if not copied:
+        return f"tag {tag.name} is not in HEAD's history (was history rewritten?)"
+    return (
+        f"tag {tag.name} is not in HEAD's history, yet HEAD holds the same {path}: the branch "
+        "was rewritten after the release (a rebase, an amend or a cherry-pick), so HEAD "
+        f"carries a copy of the release commit {tag.commit[:12]}, not the commit itself. A "
+        f"release must stay in the history: reset the branch to {tag.name}'s line and bring "
+        "the later work back with git merge or git cherry-pick, never a rebase"
+    )
 
 
 def _check_tag(

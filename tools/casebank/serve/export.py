@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from casebank import markdown
 from casebank.errors import SetupError
 from casebank.format.canonical import canonical_json
 from casebank.release.manifest import Manifest
@@ -199,7 +200,7 @@ def dataset_card(
 
 def _table(title: str, counts: Counter[str]) -> list[str]:
     lines = [f"| {title} | cases |", "|---|---:|"]
-    lines += [f"| {key or '(none)'} | {n} |" for key, n in sorted(counts.items())]
+    lines += [f"| {markdown.cell(key) or '(none)'} | {n} |" for key, n in sorted(counts.items())]
     return [*lines, ""]
 
 
@@ -211,6 +212,8 @@ def _description(
     licences: list[str],
 ) -> str:
     manifest = loaded.manifest
+    name = markdown.text(name)
+    licences = [markdown.text(licence) for licence in licences]
     lines = [
         f"# {name} {manifest.version}",
         "",
@@ -288,24 +291,33 @@ def _changes(manifest: Manifest) -> list[str]:
         return ["The first release.", ""]
     lines = [f"Since {manifest.previous_version}:", ""]
     if manifest.added:
-        lines.append("- added: " + ", ".join(f"`{a.case_id}` v{a.version}" for a in manifest.added))
+        lines.append(
+            "- added: "
+            + ", ".join(f"{markdown.code(a.case_id)} v{a.version}" for a in manifest.added)
+        )
     if manifest.changed:
         lines.append(
             "- changed: "
             + ", ".join(
-                f"`{c.case_id}` v{c.from_version}→v{c.to_version} ({', '.join(c.sections)})"
+                f"{markdown.code(c.case_id)} v{c.from_version}→v{c.to_version} "
+                f"({', '.join(markdown.text(s) for s in c.sections)})"
                 for c in manifest.changed
             )
         )
     if manifest.removed:
         lines.append(
             "- removed: "
-            + ", ".join(f"`{r.case_id}` (last v{r.last_version})" for r in manifest.removed)
+            + ", ".join(
+                f"{markdown.code(r.case_id)} (last v{r.last_version})" for r in manifest.removed
+            )
         )
     new = [w for w in manifest.withdrawn if w.release == manifest.version]
     if new:
         lines.append(
-            "- withdrawn: " + "; ".join(f"`{w.case_id}` v{w.version}: {w.reason}" for w in new)
+            "- withdrawn: "
+            + "; ".join(
+                f"{markdown.code(w.case_id)} v{w.version}: {markdown.text(w.reason)}" for w in new
+            )
         )
     if len(lines) == 2:
         lines.append("- no case changed")

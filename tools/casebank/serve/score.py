@@ -8,7 +8,6 @@ report, so a score can be reproduced with the same method a year later.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import statistics
@@ -18,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from casebank.format import strictjson
 from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, CatalogTest, did_you_mean
 from casebank.format.orders import orders
 
@@ -194,28 +194,18 @@ class Judgement:
 
 
 def _lines(raw: bytes, file: str, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        at = raw[: exc.start].count(b"\n") + 1
-        problems.append(f"{file}:{at}: not UTF-8 text")
-        return
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE:
-            problems.append(f"{file}:{number}: the line is longer than {MAX_LINE} characters")
-            continue
-        try:
-            value = json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            problems.append(f"{file}:{number}: not a JSON object ({reason})")
-            continue
-        if not isinstance(value, dict):
-            problems.append(f"{file}:{number}: not a JSON object")
-            continue
-        yield number, value
+    # The strict reader: lines end at line feeds only; duplicate keys, huge numbers and deep
+    # nesting are problems of their line.
+    for line in strictjson.lines(raw, max_length=MAX_LINE):
+        problem = line.problem
+        if problem is not None and problem.kind == "encoding":
+            problems.append(f"{file}:{line.number}: not UTF-8 text")
+        elif problem is not None:
+            problems.append(f"{file}:{line.number}: not a JSON object ({problem.message})")
+        elif not isinstance(line.value, dict):
+            problems.append(f"{file}:{line.number}: not a JSON object")
+        else:
+            yield line.number, line.value
 
 
 _SHOWN = {str: "text", int: "a whole number", bool: "true or false", list: "a list of texts"}

@@ -1,7 +1,8 @@
 """Build the site's files from a ``SiteInput``: a pure function from data to bytes.
 
 Pages: ``index.html`` (coverage chart, searchable list of cases, releases), one
-``cases/<case_id>.html`` per case (with its attachments under ``cases/<case_id>/attachments/``)
+``cases/<case_id>.html`` per case (with its attachments under ``cases/<case_id>/attachments/``,
+as ``casebank.site.attachments`` serves them: never a file that could run a script)
 and one ``releases/<X.Y.Z>.html`` per release, plus ``static/`` (the style sheet and the
 search script). Same input, same bytes: everything is sorted, and nothing reads the clock.
 
@@ -22,10 +23,11 @@ from urllib.parse import quote
 from casebank.errors import SetupError
 from casebank.format.schema import DIFFICULTIES
 from casebank.serve.views import view
+from casebank.site.attachments import published, served
 from casebank.site.charts import coverage_chart
 from casebank.site.model import Event, SiteCase, SiteInput, SiteRelease
 from casebank.site.nodes import FLAG_LABELS, Node, exam_node, label, to_node
-from casebank.site.results import attachment_link, result_rows
+from casebank.site.results import result_rows
 
 if TYPE_CHECKING:
     import jinja2
@@ -73,8 +75,7 @@ def build_site(site: SiteInput, env: jinja2.Environment | None = None) -> dict[s
         files[f"cases/{case.case_id}.html"] = _render(
             env, "case.html.j2", case_context(site, case, released)
         )
-        for attachment in case.attachments:
-            files[f"cases/{case.case_id}/attachments/{attachment.name}"] = attachment.content
+        files.update(published(case.case_id, case.attachments))
     shown = {c.case_id for c in site.cases}
     for release in site.releases:
         files[f"releases/{release.version}.html"] = _render(
@@ -218,8 +219,8 @@ def case_context(site: SiteInput, case: SiteCase, released: set[str]) -> dict[st
     investigations = on_request.pop("investigations", {})
     results = investigations.pop("results", None) if isinstance(investigations, dict) else None
     exam = on_request.pop("physical_exam", None)
-    present = {a.name for a in case.attachments}
-    rows, series = result_rows(results, case.case_id, present)
+    links = served(case.case_id, case.attachments)
+    rows, series = result_rows(results, links)
     return {
         **_base(site, "../", "case"),
         "case": case,
@@ -229,7 +230,7 @@ def case_context(site: SiteInput, case: SiteCase, released: set[str]) -> dict[st
         "results": rows,
         "series": series,
         "other_findings": _sections(on_request) + _sections(investigations or {}),
-        "attachments": [attachment_link(case.case_id, a.name, present) for a in case.attachments],
+        "attachments": [links[a.name] for a in case.attachments],
         "examiner": _sections(view(data, "examiner"), _HEADER_FIELDS),
         "provenance": provenance(site, case),
         "history": [_event(e, released) for e in case.history],

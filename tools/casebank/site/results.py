@@ -3,23 +3,15 @@ words, and each result over time (``series``) as a small chart with its values i
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
+from casebank.site.attachments import AttachmentLink
 from casebank.site.charts import Point, series_chart
 from casebank.site.nodes import is_abnormal, reference_range, scalar, with_unit
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp")
 STATUS_LABELS = {"pending": "pending", "not_done": "not done", "unavailable": "unavailable"}
-
-
-@dataclass(frozen=True)
-class AttachmentLink:
-    name: str
-    href: str  # relative to the case page; "" when the case has no such file
-    image: bool
 
 
 @dataclass(frozen=True)
@@ -53,9 +45,9 @@ class Series:
     members: bool  # whether the rows name panel members
 
 
-def attachment_link(case_id: str, name: str, present: Collection[str]) -> AttachmentLink:
-    href = quote(f"{case_id}/attachments/{name}") if name in present else ""
-    return AttachmentLink(name, href, name.lower().endswith(IMAGE_SUFFIXES))
+def attachment_link(name: str, served: Mapping[str, AttachmentLink]) -> AttachmentLink:
+    """A result's attachment as the page serves it (``site.attachments``), or not attached."""
+    return served.get(name) or AttachmentLink(name, note="not attached")
 
 
 def _text(result: Mapping[str, Any], key: str) -> str:
@@ -93,7 +85,7 @@ def _row(
 
 
 def result_rows(
-    results: Any, case_id: str, present: Collection[str]
+    results: Any, served: Mapping[str, AttachmentLink]
 ) -> tuple[list[ResultRow], list[Series]]:
     """The table's rows and the series blocks, in the case's order."""
     rows: list[ResultRow] = []
@@ -106,8 +98,7 @@ def result_rows(
             continue
         names = result.get("attachments")
         links = tuple(
-            attachment_link(case_id, str(n), present)
-            for n in (names if isinstance(names, list) else [])
+            attachment_link(str(n), served) for n in (names if isinstance(names, list) else [])
         )
         row = _row(str(test), result, 0, links)
         series = result.get("series")

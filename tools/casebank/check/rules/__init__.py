@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from casebank.check.rules import (  # noqa: F401  (imported for their registrations)
     acknowledgements,
+    attachments,
     catalog_entries,
     content,
     examination,
@@ -18,5 +19,6 @@ from casebank.check.rules import (  # noqa: F401  (imported for their registrati
     schema,
     scoring,
     served,
+    text,
     vocabulary,
 )

@@ -205,11 +205,14 @@ _DOCS = {
     "control-character": """
         Invisible control characters (NUL, backspace, form feed, ...) usually arrive by pasting
         out of a PDF or a word processor. YAML and JSON refuse them; casebank says exactly
-        where the character is.
+        where the character is. An escape in double quotes (`"\\e"`, `"\\0"`, `"\\r"`,
+        `"\\u009b"`) would put the same characters in the text, where they could drive the
+        terminal of whoever reads it, so it is refused the same way.
 
         Bad:
 
             title: "Chest pain<NUL>"
+            title: "Chest pain\\e[2J"
 
         Good:
 

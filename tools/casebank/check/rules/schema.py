@@ -18,6 +18,7 @@ from casebank.check.problem import Severity
 from casebank.format.catalog import did_you_mean
 from casebank.format.document import Document, Path, format_path
 from casebank.format.fastpath import compile_mapping
+from casebank.format.identifiers import CASE_ID_EXAMPLE, CASE_ID_WORDS
 from casebank.format.loader import AMBIGUOUS_NUMBER
 from casebank.format.walk import Field, field_at
 
@@ -447,10 +448,7 @@ def _empty(e: _Error) -> tuple[Rule, Finding]:
 
 def _regex(e: _Error) -> tuple[Rule, Finding]:
     if e.field_name == "case_id":
-        hint = (
-            "use lowercase letters and digits joined by single underscores, e.g. "
-            "chest_pain_001, and name the file the same"
-        )
+        hint = f"a case id is {CASE_ID_WORDS}, e.g. {CASE_ID_EXAMPLE}; name the file the same"
     elif e.field_name == "loinc":
         hint = "a LOINC code is digits, a hyphen and one check digit, e.g. 2160-0"
     else:
