@@ -633,7 +633,8 @@ def test_nejm_results_are_read_from_the_items(nejm: dict[int, dict[str, Any]]) -
         "White blood cell count",
         "TODO: Tests for HIV (under Laboratory testing results; not in the catalog)",
         "Chest X-ray",
-        "TODO: the tests this text reports (the source gives them as prose: list each on its own)",
+        "TODO: a test name from catalog.yaml (for the tests this text reports: the source gives "
+        "them as prose, list each on its own)",
     ]
     assert third["White blood cell count"]["value"] == 14200
     assert third["Chest X-ray"]["value"] == "Bilateral hilar lymphadenopathy"
@@ -657,8 +658,8 @@ def test_nejm_text_saying_there_are_no_results_is_no_result(
 def test_nejm_the_image_is_an_attachment_to_fetch(nejm: dict[int, dict[str, Any]]) -> None:
     results = nejm[2]["investigations"]["results"]
     key = (
-        "TODO: the test the image shows (image IC99990102; the source's image type: "
-        "dermatology, physical)"
+        "TODO: a test name from catalog.yaml (for the test image IC99990102 shows; the source's "
+        "image type: dermatology, physical)"
     )
     assert results[key]["attachments"] == ["IC99990102.jpg"]
     notes = nejm[2]["provenance"]["notes"]

@@ -60,13 +60,19 @@ def case_skeleton(case_id: str) -> dict[str, Any]:
 
 def blank(path: str, context: str = "", *, example: bool = True) -> str:
     """The ``TODO`` text of the field at ``path`` (dotted: ``patient.age``,
-    ``patient.pmh.[].condition``; a list's text is its items'), with ``context`` after it in
-    brackets: what the source says, for the author. ``example=False`` leaves out the schema's
-    example, where it would read as a value."""
+    ``patient.pmh.[].condition``; a list's text is its items', and a mapping of chosen names'
+    the text of a name: ``investigations.results`` gives ``TODO: a test name from
+    catalog.yaml``), with ``context`` after it in brackets: what the source says, for the author.
+    ``example=False`` leaves out the schema's example, where it would read as a value."""
     node = field_at(case_tree(), tuple(0 if p == ITEM else p for p in path.split(".")))
     if node is None or not node.description:
         raise KeyError(f"no described case field {path!r}")
-    text = _todo_text(node, example) if node.is_a("list") else _text_of_blank(node, example)
+    if node.values is not None:  # a mapping of chosen names: the placeholder of a name
+        text = next(iter(_blank_value(node)))
+    elif node.is_a("list"):
+        text = _todo_text(node, example)
+    else:
+        text = _text_of_blank(node, example)
     return f"{text} ({context})" if context else text
 
 

@@ -18,7 +18,7 @@ from casebank.format.scaffold import PLACEHOLDER, blank, case_skeleton
 from casebank.format.schema import CASE_ID_PATTERN
 from casebank.format.walk import Field, case_tree
 
-__all__ = ["PLACEHOLDER", "blank", "finish", "id_stem", "is_todo", "start", "todo"]
+__all__ = ["PLACEHOLDER", "blank", "finish", "id_stem", "start", "todo"]
 ID_STEM_LENGTH = 48  # leaves room for _NNN within the case id's 64 letters
 
 
@@ -26,10 +26,6 @@ def todo(what: str) -> str:
     """A placeholder naming what is missing in the source's own terms (a test name the catalog
     does not know), in the form the scaffold writes, which validation points at (CB418)."""
     return f"{PLACEHOLDER}: {what}"
-
-
-def is_todo(text: str) -> bool:
-    return text.startswith(PLACEHOLDER)
 
 
 def start(case_id: str) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from casebank.format.scaffold import is_stand_in
 from casebank.importers.base import Conversion, Job, Log, Record, RecordError
-from casebank.importers.draft import blank, finish, start, todo
+from casebank.importers.draft import blank, finish, start
 from casebank.importers.exam import stand_in_finding
 from casebank.importers.results import Results, investigations, unique
 from casebank.importers.text import age_of, exam_label, kind, sex_of
@@ -107,13 +107,7 @@ def convert(record: Record, job: Job) -> Conversion:
     exam = _exam(stem, reading.findings, log)
     if exam is not None:
         data["physical_exam"] = exam
-    data["ground_truth"]["final_diagnosis"] = answer
-    data["ground_truth"]["differential"] = [answer, *distractors]
-    if distractors:
-        log.notes.append(
-            "ground_truth.differential is the diagnosis, then the source's other answers in its "
-            "order: rank them, and add what else belongs."
-        )
+    _truth(data["ground_truth"], answer, distractors, log)
     image = _image(source, job.case_id, types, log)
     if image is not None:
         reading.results.update(image)
@@ -122,6 +116,16 @@ def convert(record: Record, job: Job) -> Conversion:
     citation = f"{CITATION}, {job.source}"
     data = finish(data, command=COMMAND, citation=citation, licence=job.licence, notes=log.notes)
     return Conversion.of(job.case_id, data, log)
+
+
+def _truth(truth: dict[str, Any], answer: str, distractors: list[str], log: Log) -> None:
+    truth["final_diagnosis"] = answer
+    truth["differential"] = [answer, *distractors]
+    if distractors:
+        log.notes.append(
+            "ground_truth.differential is the diagnosis, then the source's other answers in its "
+            "order: rank them, and add what else belongs."
+        )
 
 
 def _text(source: dict[str, Any], key: str, required: bool = False) -> str:
@@ -239,7 +243,7 @@ class _Readings:
             for label, value in items:
                 self._item(heading, label, value)
         if prose:
-            key = unique(self.results, todo(_PROSE))
+            key = unique(self.results, blank("investigations.results", _PROSE))
             self.results[key] = {"type": "text_report", "value": "\n".join(prose)}
             self.log.notes.append("`physical_exams` gives some results as prose: split them.")
 
@@ -253,7 +257,7 @@ class _Readings:
         self.reader.result(self.results, name, value, where, heading)
 
 
-_PROSE = "the tests this text reports (the source gives them as prose: list each on its own)"
+_PROSE = "for the tests this text reports: the source gives them as prose, list each on its own"
 
 
 def _itemize(text: str) -> tuple[list[tuple[str | None, list[tuple[str, str]]]], list[str]]:
@@ -312,7 +316,7 @@ def _image(
     image_id = re.sub(r"[^A-Za-z0-9._-]", "", ids[0]).strip(".") or "image"
     file = f"{image_id}.jpg"
     shows = f"; the source's image type: {', '.join(types)}" if types else ""
-    key = todo(f"the test the image shows (image {image_id}{shows})")
+    key = blank("investigations.results", f"for the test image {image_id} shows{shows}")
     log.notes.append(
         f"The image {image_id} is at {url}: fetch it into cases/{case_id}/attachments/{file} "
         "(rename it, here and in `attachments`, if it is not a JPEG). It is the publisher's "
