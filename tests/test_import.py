@@ -738,11 +738,11 @@ def test_a_file_of_no_known_shape_is_one_message_and_no_folder(
     assert code == 1 and out == ""
     lines = err.splitlines()
     assert len(lines) == 2 and lines[1].startswith("    fix: an AgentClinic file holds OSCE")
-    assert lines[0].startswith("error: other.jsonl: ")
+    assert lines[0].startswith("other.jsonl: error: ")
     assert not out_dir.exists()
     code, out, _ = run(capsys, *argv, "--format", "json")
     report = json.loads(out)
-    assert code == 1 and report["error"] == lines[0].removeprefix("error: ")
+    assert code == 1 and report["error"] == lines[0].removeprefix("other.jsonl: error: ")
 
 
 def test_the_other_shape_in_a_file_is_refused_by_line(

@@ -105,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
             parts = importer.read(args.file.name, stream)
     except FileShapeError as exc:
         return _refuse_file(args, exc)
+    except OSError as exc:
+        raise CasebankError(
+            f"{args.file}: cannot be read ({exc.strerror or exc})", "check the path and its rights"
+        ) from None
     held = held_ids(root)
     result = convert_all(importer, parts, args.file.name, out, catalog, args.licence, held)
     _refuse_replacing(result, args.force)
@@ -138,7 +142,7 @@ def _refuse_file(args: argparse.Namespace, exc: FileShapeError) -> int:
         json.dump(report, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"{args.file.name}: error: {exc}", file=sys.stderr)
         print(f"    fix: {exc.hint}", file=sys.stderr)
     return 1
 

@@ -20,8 +20,8 @@ class RecordError(CasebankError):
 
 
 class FileShapeError(CasebankError):
-    """A file whose records are of no shape the importer reads: one message for the whole file,
-    rather than the same one for every record."""
+    """A file whose records are of no shape the importer reads: one message for the whole file
+    (the command names the file), rather than the same one for every record."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ class AgentClinic:
     licence = records.LICENCE
 
     def read(self, name: str, stream: IO[bytes]) -> list[Record | Refused]:
-        return records.read(name, stream)
+        return records.read(stream)
 
     def case_stem(self, record: Record) -> str:
         if record.shape == records.OSCE_SHAPE:

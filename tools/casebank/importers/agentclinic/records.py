@@ -65,7 +65,7 @@ def shape_of(record: dict[str, Any]) -> str | None:
     return None
 
 
-def read(name: str, stream: IO[bytes]) -> list[Record | Refused]:
+def read(stream: IO[bytes]) -> list[Record | Refused]:
     """Every record of an AgentClinic file, read as the file's shape (see the module)."""
     parsed: Parsed = []
     for number, raw in lines(stream):
@@ -77,7 +77,7 @@ def read(name: str, stream: IO[bytes]) -> list[Record | Refused]:
         (s for _, r in parsed if isinstance(r, dict) and (s := shape_of(r)) is not None), None
     )
     if shape is None:
-        raise _no_records(name, parsed)
+        raise _no_records(parsed)
     return [_record(number, item, shape) for number, item in parsed]
 
 
@@ -113,17 +113,20 @@ def _missing(record: dict[str, Any], shape: str) -> str:
     return f"`{'` and `'.join(lacking)}` missing (the record's keys: {_keys(record)})"
 
 
+def _lines(n: int) -> str:
+    return "1 line holds" if n == 1 else f"{n} lines hold"
+
+
 def _keys(record: dict[str, Any]) -> str:
     return ", ".join(sorted(record)[:6]) or "none"
 
 
-def _no_records(name: str, parsed: Parsed) -> FileShapeError:
+def _no_records(parsed: Parsed) -> FileShapeError:
     if not parsed:
-        return FileShapeError(f"{name}: the file holds no records", _ANY_HINT)
+        return FileShapeError("the file holds no records", _ANY_HINT)
     number, first = parsed[0]
-    holds = str(first) if isinstance(first, RecordError) else f"keys {_keys(first)}"
+    holds = f": {first}" if isinstance(first, RecordError) else f" holds the keys {_keys(first)}"
     return FileShapeError(
-        f"{name}: none of its {len(parsed)} line(s) is an AgentClinic record "
-        f"(line {number}: {holds})",
+        f"the file's {_lines(len(parsed))} no AgentClinic record (line {number}{holds})",
         _ANY_HINT + "; check that this is the file and the FORMAT you meant",
     )
