@@ -1,7 +1,10 @@
-"""`casebank import agentclinic`: AgentClinic OSCE records as draft cases.
+"""`casebank import FORMAT`: the importer registry, and AgentClinic's OSCE and NEJM records as
+draft cases.
 
-The records in tests/data/agentclinic_sample.jsonl are written for these tests in the published
-shape of AgentClinic's JSON Lines (MIT licence); names resolve through the test catalog."""
+The records in tests/data/agentclinic_sample.jsonl (OSCE) and agentclinic_nejm_sample.jsonl
+(NEJM image records) are written for these tests in the published shapes of AgentClinic's JSON
+Lines (MIT licence); none is copied from AgentClinic or the NEJM. Names resolve through the test
+catalog."""
 
 from __future__ import annotations
 
