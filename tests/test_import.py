@@ -1,20 +1,30 @@
-"""`casebank import agentclinic`: AgentClinic OSCE records as draft cases.
+"""`casebank import FORMAT`: the importer registry, and AgentClinic's OSCE and NEJM records as
+draft cases.
 
-The records in tests/data/agentclinic_sample.jsonl are written for these tests in the published
-shape of AgentClinic's JSON Lines (MIT licence); names resolve through the test catalog."""
+The records in tests/data/agentclinic_sample.jsonl (OSCE) and agentclinic_nejm_sample.jsonl
+(NEJM image records) are written for these tests in the published shapes of AgentClinic's JSON
+Lines (MIT licence); none is copied from AgentClinic or the NEJM. Names resolve through the test
+catalog."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 import yaml
 
 from casebank.cli import main
+from casebank.format.scaffold import case_skeleton
 from casebank.format.schema import CASE_SCHEMA
-from conftest import RepoMaker, check_text
+from casebank.importers.base import Conversion, Job, Record, Refused
+from casebank.importers.draft import finish, id_stem, start
+from casebank.importers.registry import IMPORTERS
+from casebank.importers.render import render_case
+from conftest import TEST_CATALOG, RepoMaker, check_text, edit, found, line_of
+from gitrepo import GitRepo
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "agentclinic_sample.jsonl"
@@ -25,7 +35,13 @@ DRAFTS = {
     3: "transient_tachypnea_of_the_newborn_001",
     4: "urinary_tract_infection_002",
 }
-PENDING_RANGE = "TODO: reference range (the source gives none)"
+HEADER_START = (
+    "# yaml-language-server: $schema=../schema/case.schema.json\n# A draft imported from "
+)
+PENDING_RANGE = (
+    "TODO: normal range: text such as `0.00–0.04`, `<5`, `≥60`, or a mapping with low/high "
+    "(the source gives none)"
+)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -215,21 +231,19 @@ def test_unknown_names_are_kept_as_placeholders_and_reported(
     )
 
 
-def test_what_the_source_lacks_is_a_placeholder(
+def test_what_the_source_lacks_is_the_scaffolds_placeholder(
     imported: tuple[Path, str, dict[int, dict[str, Any]]],
 ) -> None:
     case = imported[2][3]  # no examination, no test results, no symptoms
-    assert case["presentation"]["chief_complaint"] == "TODO: the complaint in the patient's words"
-    assert case["physical_exam"] == {
-        "general": "TODO: general appearance (the source gives no examination)"
-    }
+    new = case_skeleton(case["case_id"])  # what `casebank new` writes, as data
+    assert case["presentation"]["chief_complaint"] == new["presentation"]["chief_complaint"]
+    assert case["presentation"]["chief_complaint"].startswith("TODO: the complaint in the ")
+    assert case["physical_exam"] == new["physical_exam"] == {"general": "TODO: general appearance"}
     assert case["investigations"]["results"] == {}
-    assert case["presentation"]["key_history_points"]["must_ask"] == [
-        "TODO: questions a competent clinician must ask"
-    ]
-    assert all(step[0].startswith("TODO: ") for step in case["management_gold"].values()), case[
-        "management_gold"
-    ]
+    for part in ("key_history_points",):
+        assert case["presentation"][part] == new["presentation"][part]
+    for section in ("management_gold", "scoring"):
+        assert case[section] == new[section]
     assert sum(case["scoring"]["weights"].values()) == pytest.approx(1.0)
     notes = case["provenance"]["notes"]
     assert "The source also gives `OSCE_Examination.Management_and_Follow_Up`: " in notes
@@ -364,7 +378,7 @@ def test_existing_drafts_are_kept_unless_forced(
     edited.write_text("# edited by hand\n", encoding="utf-8")
     code, out, err = run(capsys, *argv)
     assert code == 1 and out == ""
-    assert err.startswith("casebank: 4 draft(s) would replace existing files (")
+    assert err.startswith("casebank: 4 draft(s) would replace earlier drafts (")
     assert "nothing written" in err and "--force" in err
     assert edited.read_text(encoding="utf-8") == "# edited by hand\n"
     assert run(capsys, *argv, "--force")[0] == 0
@@ -385,7 +399,7 @@ def test_json_report_lists_every_record(
     assert report["results"][1]["error"].startswith("not valid JSON")
 
 
-def test_only_the_agentclinic_format_is_known(
+def test_the_formats_are_the_registrys(
     make_repo: RepoMaker, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     root = make_repo({})
@@ -393,6 +407,56 @@ def test_only_the_agentclinic_format_is_known(
     code, _, err = run(capsys, *argv)
     assert code == 2
     assert "invalid choice: 'medqa' (choose from 'agentclinic')" in err
+    assert not (tmp_path / "o").exists()
+
+
+class _OneDiagnosisALine:
+    """An importer of a made-up format: each line names a diagnosis. All it needs is this
+    class and one line in the registry."""
+
+    title = "Diagnosis list"
+    summary = "one diagnosis a line"
+    licence = "CC0-1.0"
+
+    def read(self, name: str, stream: IO[bytes]) -> list[Record | Refused]:
+        lines = enumerate(stream.read().decode("utf-8").splitlines(), 1)
+        return [Record(n, text.strip(), "line") for n, text in lines if text.strip()]
+
+    def case_stem(self, record: Record) -> str:
+        return id_stem(record.data)
+
+    def convert(self, record: Record, job: Job) -> Conversion:
+        data = start(job.case_id)
+        data["ground_truth"]["final_diagnosis"] = record.data
+        citation = f"{self.title}, {job.source}"
+        command = "casebank import diagnoses"
+        data = finish(data, command=command, citation=citation, licence=job.licence, notes=[])
+        return Conversion(job.case_id, data)
+
+
+def test_an_importer_is_its_module_and_one_registry_line(
+    make_repo: RepoMaker,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(IMPORTERS, "diagnoses", _OneDiagnosisALine())
+    root = make_repo({})
+    source = tmp_path / "list.txt"
+    source.write_text("Asthma\n\nCommunity-acquired pneumonia\n", encoding="utf-8")
+    argv = ["import", "diagnoses", str(source), "--out", str(root / "cases"), "--root", str(root)]
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    assert "list.txt:3: wrote" in out and "2 of 2 records converted" in out
+    text = (root / "cases" / "community_acquired_pneumonia_001.yaml").read_text(encoding="utf-8")
+    assert text.startswith(HEADER_START) and "Diagnosis list, list.txt line 3" in text
+    case = yaml.safe_load(text)
+    assert case["provenance"]["licence"] == "CC0-1.0"  # the importer's licence by default
+    problems = check_text(text, file="cases/community_acquired_pneumonia_001.yaml")
+    assert {p.rule for p in problems} == {"CB418"}
+    # The FORMAT choices are the registry's keys.
+    code, _, err = run(capsys, *argv[:1], "nope", *argv[2:])
+    assert "(choose from 'agentclinic', 'diagnoses')" in err
 
 
 # --- reading values: a number is read only where it is certain --------------------------------
@@ -434,21 +498,28 @@ def test_text_that_is_not_plainly_a_measurement_stays_text(text: str) -> None:
     assert measurement(text) is None
 
 
-def _convert(osce: dict[str, Any]) -> dict[str, Any]:
+def _convert(record: dict[str, Any]) -> dict[str, Any]:
+    """The draft of one record (an OSCE record when given its OSCE_Examination alone)."""
     from casebank.format.catalog import build_catalog
-    from casebank.importers import agentclinic
-    from conftest import TEST_CATALOG
+    from casebank.importers.agentclinic import IMPORTER
+    from casebank.importers.base import Job, Record
 
-    record = agentclinic.parse_record(json.dumps({"OSCE_Examination": osce}).encode())
+    if "question" not in record:
+        record = {"OSCE_Examination": record}
+    (part,) = IMPORTER.read("test.jsonl", io.BytesIO(json.dumps(record).encode()))
+    assert isinstance(part, Record), part
     catalog = build_catalog(yaml.safe_load(TEST_CATALOG))
-    return agentclinic.convert(record, "x_001", catalog, "test.jsonl line 1").data
+    return IMPORTER.convert(part, Job("x_001", catalog, "test.jsonl line 1", "MIT")).data
 
 
 def test_demographics_without_an_age_or_sex_are_placeholders() -> None:
     patient = _convert(
         {"Patient_Actor": {"Demographics": "An adult"}, "Correct_Diagnosis": "Asthma"}
     )["patient"]
-    assert patient["age"] == "TODO: age in years (the source says: An adult)"
+    assert patient["age"] == (
+        "TODO: age in years; for infants use a fraction (0.5 = six months) "
+        "(the source says: An adult)"
+    )
     assert patient["sex"] == "TODO: female, male or other (the source says: An adult)"
 
 
@@ -471,3 +542,390 @@ def test_a_side_in_the_name_is_the_laterality() -> None:
     assert results == {
         "Chest X-ray": {"type": "text_report", "value": "Clear.", "laterality": "right"}
     }
+
+
+# --- the NEJM image records -------------------------------------------------------------------
+
+NEJM = DATA / "agentclinic_nejm_sample.jsonl"
+NEJM_DRAFTS = {
+    1: "acute_pericarditis_001",
+    2: "erythema_migrans_001",
+    3: "sarcoidosis_001",
+    4: "ureteric_calculus_001",
+}
+
+
+@pytest.fixture
+def nejm(make_repo: RepoMaker, capsys: pytest.CaptureFixture[str]) -> dict[int, dict[str, Any]]:
+    """The NEJM sample (records written for these tests in AgentClinic's NEJM shape) imported
+    into cases/ of a repository, by line."""
+    root = make_repo({})
+    argv = ["import", "agentclinic", str(NEJM), "--out", str(root / "cases"), "--root", str(root)]
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, ""), out
+    assert "4 of 4 records converted" in out
+    drafts = {}
+    for line, case_id in NEJM_DRAFTS.items():
+        text = (root / "cases" / f"{case_id}.yaml").read_text(encoding="utf-8")
+        drafts[line] = yaml.safe_load(text)
+        # Placeholders, and the image a maintainer is still to fetch: nothing else.
+        problems = check_text(text, file=f"cases/{case_id}.yaml")
+        images = [p for p in problems if p.rule == "CB422"]
+        assert {p.rule for p in problems} == {"CB418", "CB422"} - (
+            {"CB422"} if line == 3 else set()
+        )
+        assert len(images) == (0 if line == 3 else 1)
+    return drafts
+
+
+def test_nejm_the_answers_are_the_diagnosis_and_the_differential(
+    nejm: dict[int, dict[str, Any]],
+) -> None:
+    truth = nejm[1]["ground_truth"]
+    assert truth["final_diagnosis"] == "Acute pericarditis"
+    # The diagnosis first, then the distractors in the source's order (noted: not a ranking).
+    assert truth["differential"] == [
+        "Acute pericarditis",
+        "Acute myocardial infarction",
+        "Aortic dissection",
+        "Pulmonary embolism",
+    ]
+    assert "rank them" in nejm[1]["provenance"]["notes"]
+
+
+def test_nejm_the_stem_gives_the_patient_the_examination_and_the_notes(
+    nejm: dict[int, dict[str, Any]],
+) -> None:
+    case = nejm[1]
+    assert (case["patient"]["age"], case["patient"]["sex"]) == (34, "male")
+    assert case["physical_exam"] == (
+        "On physical examination, a three-component friction rub was heard at the left sternal "
+        "border."
+    )
+    assert case["metadata"]["title"].startswith("TODO: short human title")
+    assert "the source's question: A 34-year-old man presented" in case["metadata"]["title"]
+    notes = case["provenance"]["notes"]
+    assert "- The source's question: A 34-year-old man presented" in notes
+    assert notes.rstrip().endswith("What is the most likely diagnosis?")
+    # The patient's script, without AgentClinic's prompt to the actor.
+    assert case["presentation"]["history_of_present_illness"].startswith(
+        "You are a 34-year-old man who has had sharp chest pain for two days."
+    )
+    assert nejm[2]["physical_exam"] == {"general": "TODO: general appearance"}
+
+
+def test_nejm_results_are_read_from_the_items(nejm: dict[int, dict[str, Any]]) -> None:
+    results = nejm[1]["investigations"]["results"]
+    assert results["ECG"] == {
+        "type": "text_report",
+        "value": "Diffuse ST elevation with PR depression.",
+    }
+    assert results["Troponin"] == {
+        "type": "lab_value",
+        "value": 0.02,
+        "unit": "ng/mL",
+        "reference_range": "0–0.04",  # the source's own
+        "note": "Source text: 0.02 ng/mL (reference range, 0 to 0.04)",
+    }
+    # A stand-in is the author's to fill in, never a finding.
+    assert results["TODO: Echocardiogram (not in the catalog)"]["value"].startswith("TODO: ")
+    # Headings and bullets: each item under its catalog name; prose kept for the author.
+    third = nejm[3]["investigations"]["results"]
+    assert list(third) == [
+        "Hemoglobin",
+        "White blood cell count",
+        "TODO: Tests for HIV (under Laboratory testing results; not in the catalog)",
+        "Chest X-ray",
+        "TODO: a test name from catalog.yaml (for the tests this text reports: the source gives "
+        "them as prose, list each on its own)",
+    ]
+    assert third["White blood cell count"]["value"] == 14200
+    assert third["Chest X-ray"]["value"] == "Bilateral hilar lymphadenopathy"
+    fourth = nejm[4]["investigations"]["results"]
+    assert fourth["TODO: Ultrasound of the abdomen (not in the catalog)"]["value"] == "Normal"
+
+
+def test_nejm_text_saying_there_are_no_results_is_no_result(
+    nejm: dict[int, dict[str, Any]],
+) -> None:
+    case = nejm[2]
+    assert [k for k in case["investigations"]["results"] if "image" not in k] == []
+    assert (
+        "`physical_exams` says: The provided text does not contain" in case["provenance"]["notes"]
+    )
+    # A stand-in for the patient's story is the scaffold's placeholder.
+    story = nejm[4]["presentation"]["history_of_present_illness"]
+    assert story == case_skeleton("x")["presentation"]["history_of_present_illness"]
+
+
+def test_nejm_the_image_is_an_attachment_to_fetch(nejm: dict[int, dict[str, Any]]) -> None:
+    results = nejm[2]["investigations"]["results"]
+    key = (
+        "TODO: a test name from catalog.yaml (for the test image IC99990102 shows; the source's "
+        "image type: dermatology, physical)"
+    )
+    assert results[key]["attachments"] == ["IC99990102.jpg"]
+    notes = nejm[2]["provenance"]["notes"]
+    assert (
+        "The image IC99990102 is at https://images.example.org/ContentServer/images?id=IC99990102"
+        "&width=1500&height=4000: fetch it into cases/erythema_migrans_001/attachments/"
+        "IC99990102.jpg"
+    ) in notes
+    assert "not under AgentClinic's licence" in notes
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"question": "Q?", "answers": []}, "`answers` is empty"),
+        (
+            {"question": "Q?", "answers": [{"text": "A", "correct": False}]},
+            "`answers` marks 0 answers",
+        ),
+        ({"question": 3, "answers": [{"text": "A", "correct": True}]}, "`question` is a number"),
+        ({"question": "Q?", "answers": [{"text": "", "correct": True}]}, "`answers[0]` is not"),
+        (
+            {"question": "Q?", "answers": [{"text": "A", "correct": True}], "image_url": "x"},
+            "`image_url` is not a web address",
+        ),
+    ],
+)
+def test_nejm_a_record_that_cannot_be_converted_is_named(
+    record: dict[str, Any],
+    message: str,
+    make_repo: RepoMaker,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    root = make_repo({})
+    source = tmp_path / "nejm.jsonl"
+    good = NEJM.read_text(encoding="utf-8").splitlines()[1]
+    source.write_text(good + "\n" + json.dumps(record) + "\n", encoding="utf-8")
+    code, out, err = run(
+        capsys,
+        "import",
+        "agentclinic",
+        str(source),
+        "--out",
+        str(tmp_path / "o"),
+        "--root",
+        str(root),
+    )
+    assert code == 1
+    assert err.startswith(f"nejm.jsonl:2: error: {message}"), err
+    assert "\n    fix: " in err
+    assert "1 of 2 records converted" in out
+
+
+# --- a file is read in one shape ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"question": "A 30-year-old ...", "options": {"A": "x"}, "answer_idx": "A"}\n' * 3,
+        "case_id,diagnosis\nx_001,Asthma\n",
+        "",
+    ],
+    ids=["medqa-original", "csv", "empty"],
+)
+def test_a_file_of_no_known_shape_is_one_message_and_no_folder(
+    content: str, make_repo: RepoMaker, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = make_repo({})
+    source = tmp_path / "other.jsonl"
+    source.write_text(content, encoding="utf-8")
+    out_dir = tmp_path / "drafts"
+    argv = ["import", "agentclinic", str(source), "--out", str(out_dir), "--root", str(root)]
+    code, out, err = run(capsys, *argv)
+    assert code == 1 and out == ""
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("    fix: an AgentClinic file holds OSCE")
+    assert lines[0].startswith("other.jsonl: error: ")
+    assert not out_dir.exists()
+    code, out, _ = run(capsys, *argv, "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and report["error"] == lines[0].removeprefix("other.jsonl: error: ")
+
+
+def test_the_other_shape_in_a_file_is_refused_by_line(
+    make_repo: RepoMaker, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = make_repo({})
+    source = tmp_path / "mixed.jsonl"
+    osce, nejm_line = (
+        SAMPLE.read_text(encoding="utf-8").splitlines()[0],
+        NEJM.read_text(encoding="utf-8").splitlines()[0],
+    )
+    source.write_text(f"{osce}\n{nejm_line}\n", encoding="utf-8")
+    argv = ["import", "agentclinic", str(source), "--out", str(tmp_path / "o"), "--root", str(root)]
+    code, out, err = run(capsys, *argv)
+    assert code == 1
+    assert err.splitlines()[0] == (
+        "mixed.jsonl:2: error: an AgentClinic NEJM record in a file of OSCE records"
+    )
+    assert "1 of 2 records converted" in out
+
+
+def test_records_that_all_fail_leave_no_folder(
+    make_repo: RepoMaker, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root = make_repo({})
+    source = tmp_path / "bad.jsonl"
+    source.write_text('{"OSCE_Examination": {"Patient_Actor": {}}}\n' * 3, encoding="utf-8")
+    out_dir = tmp_path / "drafts"
+    argv = ["import", "agentclinic", str(source), "--out", str(out_dir), "--root", str(root)]
+    code, out, err = run(capsys, *argv)
+    assert code == 1
+    assert len(err.splitlines()) == 6  # each record: its error and how to fix it
+    assert not out_dir.exists()
+    assert f"0 of 3 records converted ({out_dir}/ not created)" in out
+
+
+# --- stand-ins: a source's words for nothing are placeholders, never findings ---------------
+
+
+def test_stand_ins_become_placeholders() -> None:
+    case = _convert(
+        {
+            "Patient_Actor": {
+                "Demographics": "30-year-old man",
+                "History": "Cough for a week.",
+                "Social_History": "Information not provided",
+                "Past_Medical_History": "None reported",
+            },
+            "Physical_Examination_Findings": {
+                "Vital_Signs": {"Respiratory_Rate": "Not provided", "Heart_Rate": "88 bpm"},
+                "Chest": {"Auscultation": "N/A", "Percussion": "Dull at the right base"},
+            },
+            "Test_Results": {"Troponin": "Unknown", "Potassium": "Pending"},
+            "Correct_Diagnosis": "Pneumonia",
+        }
+    )
+    vitals = case["physical_exam"]["vital signs"]
+    assert vitals["respiratory rate"] == (
+        "TODO: the finding: a measurement, or a short text (the source says only `Not provided`; "
+        "write the finding, or leave it out)"
+    )
+    assert vitals["heart rate"]["value"] == 88
+    assert case["physical_exam"]["chest"]["auscultation"].startswith("TODO: the finding")
+    assert case["physical_exam"]["chest"]["percussion"] == "Dull at the right base"
+    assert case["patient"]["social_history"] == (
+        "TODO: smoking, alcohol, drugs, work and home, as the patient would tell it (the source "
+        "says only `Information not provided`; fill it in, or delete the field)"
+    )
+    assert case["patient"]["pmh"] == [
+        {
+            "condition": "TODO: diagnosis or past event (the source says only `None reported`; "
+            "write [] for none)"
+        }
+    ]
+    results = case["investigations"]["results"]
+    assert results["Troponin"]["value"].startswith("TODO: the result")
+    assert results["Potassium"] == {  # a status, not a stand-in
+        "type": "qualitative",
+        "status": "pending",
+        "note": "Source text: Pending",
+    }
+    text = render_case(case, "# draft\n")
+    assert {p.rule for p in check_text(text, file="cases/x_001.yaml")} == {"CB418"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path"),
+    [
+        (
+            '  cardiovascular: "Regular rhythm, no murmur"',
+            '  cardiovascular: "Not provided"',
+            "physical_exam.cardiovascular",
+        ),
+        (
+            '  general: "Pale, sweaty, in pain"',
+            "  general: {value: N/A}",
+            "physical_exam.general.value",
+        ),
+        (
+            'social_history: "Smokes 20 cigarettes a day."',
+            'social_history: "Unknown"',
+            "patient.social_history",
+        ),
+        (
+            'family_history: ["Father had a heart attack at 52"]',
+            'family_history: ["None reported"]',
+            "patient.family_history[0]",
+        ),
+        (
+            '- condition: "Hypertension"',
+            '- condition: "Information not specified"',
+            "patient.pmh[0].condition",
+        ),
+        (
+            'chief_complaint: "Chest pain"',
+            'chief_complaint: "not applicable"',
+            "presentation.chief_complaint",
+        ),
+    ],
+)
+def test_stand_ins_left_in_a_case_are_pointed_at(old: str, new: str, path: str) -> None:
+    text = edit(old, new)
+    assert found(text) == [("CB429", path, line_of(text, new.strip()))]
+    assert found(edit(old, old)) == []
+
+
+def test_qualifiers_and_real_findings_are_not_stand_ins() -> None:
+    # An allergy's severity may truly be unknown; "None" and "No rash" are findings.
+    text = edit("      severity: moderate", "      severity: unknown")
+    text = edit('  general: "Pale, sweaty, in pain"', '  general: "None"', text)
+    text = edit(
+        '  cardiovascular: "Regular rhythm, no murmur"', '  cardiovascular: "No murmur"', text
+    )
+    assert found(text) == []
+
+
+# --- case ids: never one a case or a release holds ----------------------------------------------
+
+
+def test_an_id_a_case_or_a_release_holds_is_passed_over(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from gitrepo import case_text
+
+    repo.write("cases/asthma_001.yaml", case_text("asthma_001"))
+    repo.write("cases/asthma_002.yaml", case_text("asthma_002"))
+    repo.commit("Add two asthma cases")
+    assert run(capsys, "release", "1.0.0", "--root", str(repo.root))[0] == 0
+    repo.delete("cases/asthma_002.yaml")  # released once: its id is never given again
+    kept = (repo.root / "cases" / "asthma_001.yaml").read_bytes()
+    source = tmp_path / "asthma.jsonl"
+    source.write_text(
+        MALFORMED.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8"
+    )
+    argv = ["import", "agentclinic", str(source), "--out", str(repo.root / "cases")]
+    code, out, err = run(capsys, *argv, "--root", str(repo.root))
+    assert (code, err) == (0, "")
+    assert (
+        "asthma.jsonl:1: asthma_001 (cases/asthma_001.yaml); asthma_002 (release 1.0.0) taken: "
+        "named `asthma_003`, the first free id"
+    ) in out.splitlines()
+    assert "--force" not in out
+    assert (repo.root / "cases" / "asthma_001.yaml").read_bytes() == kept
+    assert yaml.safe_load((repo.root / "cases" / "asthma_003.yaml").read_text())["case_id"] == (
+        "asthma_003"
+    )
+    # Drafts elsewhere are named the same way, so they can move into cases/ as they are.
+    code, out, _ = run(
+        capsys,
+        *argv[:3],
+        "--out",
+        str(tmp_path / "d"),
+        "--root",
+        str(repo.root),
+        "--format",
+        "json",
+    )
+    assert json.loads(out)["results"][0]["case_id"] == "asthma_004"
+    assert json.loads(out)["results"][0]["passed_over"] == [
+        "asthma_001 (cases/asthma_001.yaml)",
+        "asthma_002 (release 1.0.0)",
+        "asthma_003 (cases/asthma_003.yaml)",
+    ]

@@ -9,7 +9,6 @@ result answers another test (``answers``), and families of tests that report the
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -173,13 +172,25 @@ class Catalog:
 CASE_ID_CUTOFF = 0.85
 
 
+def closest(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The candidate most like ``word`` (compared folded), if at least ``cutoff`` alike by
+    rapidfuzz's ratio (0 to 1); ties go to the candidate that sorts last, as difflib's did."""
+    from rapidfuzz import fuzz, process
+
+    options = {fold(c): c for c in candidates}
+    # extractOne keeps the first of equal scores: offer the candidates last-first.
+    found = process.extractOne(
+        fold(word), sorted(options, reverse=True), scorer=fuzz.ratio, score_cutoff=cutoff * 100
+    )
+    return options[found[0]] if found is not None else None
+
+
 def did_you_mean(word: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
     """`` (did you mean `x`?)`` or nothing, for appending to a message about a field name, a
     vocabulary word or (with ``CASE_ID_CUTOFF``) a case id; test names use the clinically safe
     ``names.suggest``."""
-    options = {fold(c): c for c in candidates}
-    match = difflib.get_close_matches(fold(word), options, n=1, cutoff=cutoff)
-    return f" (did you mean `{options[match[0]]}`?)" if match else ""
+    match = closest(word, candidates, cutoff)
+    return f" (did you mean `{match}`?)" if match is not None else ""
 
 
 def _strings(value: Any) -> tuple[str, ...]:

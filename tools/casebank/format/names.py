@@ -3,8 +3,10 @@
 A did-you-mean that names a clinically different test is worse than none: "CD4 count" is not a
 red cell count, and a tumour marker is not ionised calcium. So a name is compared as a set of
 normalised words (case, punctuation, word order, British spellings, filler words such as
-"level" or "test", and common modality and site words all folded), and a suggestion is made
-only on a strong match:
+"level" or "test", common modality and site words, and clinicians' shorthand all folded:
+"trop I" is "Troponin I", "blood cx x2" is "Blood cultures", "CT head w/o contrast" is the
+non-contrast CT head, "MSU MC&S" is a urine culture), and a suggestion is made only on a strong
+match:
 
 1. the same words as a catalog name or alias, in any order ("Ultrasound of the Neck" is
    "Neck ultrasound"); or
@@ -13,11 +15,13 @@ only on a strong match:
    ("Troponine", "Haemoglobn"). Words with digits must match exactly (CD4 is not CD8), and no
    word may be left over on either side.
 
-Anything else gets no suggestion, and the message says how to ask for the test to be added.
-Candidates come from rapidfuzz (token-sort similarity), which is imported only when a name is
-unknown. The tests measure it on real-world names (``tests/data/test-names.yaml``) and on
-hand-labelled slips and look-alikes (``tests/data/test-name-suggestions.yaml``): no suggestion
-may name a different test.
+Anything else gets no suggestion, and the message says how to ask for the test to be added. A
+reading that the spellings of two tests share ("Pleural fluid MC&S", an alias of the analysis,
+reads as the pleural fluid culture) is neither's. Candidates come from rapidfuzz (token-sort
+similarity), which is imported only when a name is unknown. The tests measure it on real-world
+names (``tests/data/test-names.yaml``), on hand-labelled slips and look-alikes
+(``tests/data/test-name-suggestions.yaml``) and on clinician shorthand from order sets and
+notes (``tests/data/test-shorthand.yaml``): no reading may name a different test.
 """
 
 from __future__ import annotations
@@ -66,6 +70,17 @@ FILLER = frozenset(
         "investigation",
         "analysis",
         "serum",
+        # how an order is placed, never which test it is: "repeat lactate", "set of obs",
+        # "ABG on air", "CBC, auto diff" ("serial" is not: serial peak flows are a test)
+        "repeat",
+        "stat",
+        "hourly",
+        "set",
+        "air",
+        "room",
+        "auto",
+        "routine",
+        "iv",
     ]
 )
 # Words that, alone, name a kind of sample or a department, never one test ("Blood tests",
@@ -103,6 +118,9 @@ GENERIC = frozenset(
         "antigen",
     ]
 )
+# Words that, alone, are no one test, though beside a specimen they are ("C&S", "smear",
+# "drug level": culture, smear, drug of what?).
+ALONE = frozenset(["culture", "smear", "drug"])
 # Words that name the same thing, folded to one spelling.
 SYNONYMS = {
     "xr": "xray",
@@ -139,7 +157,96 @@ SYNONYMS = {
     "leucocytes": "leukocyte",
     "wbc": "white blood cell",
     "rbc": "red blood cell",
+    # Clinicians' shorthand for a word of a test name (order sets and notes; the labelled
+    # forms are in tests/data/test-shorthand.yaml).
+    "cx": "culture",
+    "bcx": "blood culture",
+    "ucx": "urine culture",
+    "bx": "biopsy",
+    "trop": "troponin",
+    "tropi": "troponin i",
+    "tropt": "troponin t",
+    "trpi": "troponin i",
+    "tropnt": "troponin t",
+    "tni": "troponin i",
+    "tnt": "troponin t",
+    "ctni": "troponin i",
+    "ctnt": "troponin t",
+    "ctn": "troponin",
+    "hstrop": "hs troponin",
+    "hstni": "hs troponin i",
+    "hstnt": "hs troponin t",
+    "diff": "differential",
+    "abdo": "abdomen",
+    "uss": "ultrasound",
+    "sono": "ultrasound",
+    "lytes": "electrolyte",
+    "coag": "coagulation",
+    "chem": "chemistry",
+    "preg": "pregnancy",
+    "procal": "procalcitonin",
+    "hapto": "haptoglobin",
+    "mag": "magnesium",
+    "gluc": "glucose",
+    "chol": "cholesterol",
+    "bili": "bilirubin",
+    "art": "arterial",
+    "resp": "respiratory",
+    "hep": "hepatitis",
+    "ab": "antibody",
+    "quant": "quantitative",
+    "micro": "microscopy",
+    "tele": "telemetry",
+    "cap": "capillary",
+    "bg": "blood glucose",
+    "lab": "laboratory",
+    "bhcg": "beta hcg",
+    "vit": "vitamin",
+    "gc": "gonorrhea",
+    "flu": "influenza",
+    "spiro": "spirometry",
+    "mammo": "mammography",
+    "lat": "lateral",
+    "brain": "head",
+    "u": "urine",
+    "ua": "urinalysis",
+    "hb": "hemoglobin",
+    "hgb": "hemoglobin",
+    "le": "lower extremity",
+    "glc": "glucose",
+    "prot": "protein",
+    "o2sat": "o2 saturation",
+    "bps": "bp",
+    "bgs": "blood glucose",
 }
+# Phrases written several ways, read as one before the words are split (in catalog names and in
+# what is looked up alike, so each form matches the others).
+_PHRASES = (
+    (re.compile(r"(?<=\w)['’]s\b"), "s"),  # "LFT's" are LFTs
+    # with and without contrast is a contrast study ("MRI brain w/wo")
+    (
+        re.compile(r"\bwith\s+and\s+without\s+(?:iv\s+)?contrast\b|\bw/\s*(?:and\s+w/o|wo)\b"),
+        " contrast ",
+    ),
+    (re.compile(r"\b(?:w/o|wo)\s*$"), " noncontrast "),  # "head CT w/o": without contrast
+    (re.compile(r"\bw/o\b"), " without "),
+    (re.compile(r"\bw/\s*"), " with "),
+    (re.compile(r"\bu/a\b"), " ua "),
+    (re.compile(r"\bb/p\b"), " bp "),
+    (re.compile(r"\bu/s\b"), " us "),
+    (re.compile(r"\b(?:m\s*c\s*&\s*s|c\s*&\s*s)\b"), " culture "),
+    (re.compile(r"\bhigh[- ]sensitivity\b"), " hs "),
+    (
+        re.compile(r"\b(?:non[- ]?contrast|non[- ]?con|without\s+(?:iv\s+)?contrast|unenhanced)\b"),
+        " noncontrast ",
+    ),
+    (re.compile(r"\bcardiac troponins?\b"), " troponin "),
+    (re.compile(r"\b12[- ]?leads?\b"), " ecg "),
+    (re.compile(r"\b24\s*-?\s*(?:h|hr|hrs|hour|hours)\b"), " 24hour "),
+    # "x2", "× 3": how many samples, not which test
+    (re.compile(r"(?<![a-z0-9])[x×]\s?\d+(?![a-z0-9])"), " "),
+    (re.compile(r"\b\d\s*views?\b"), " "),
+)
 _SPELLING = (
     ("haem", "hem"),
     ("oesoph", "esoph"),
@@ -176,15 +283,19 @@ def _spell(word: str) -> str:
 
 @lru_cache(maxsize=65536)
 def words(name: str) -> tuple[str, ...]:
-    """The normalised words of a test name, sorted (word order never matters)."""
+    """The normalised words of a test name, sorted and each once (word order never matters)."""
     text = unicodedata.normalize("NFKC", name).casefold().replace("x-ray", "xray")
     text = text.replace("x ray", "xray").replace("_", " ")
-    out: list[str] = []
+    for pattern, replacement in _PHRASES:
+        text = pattern.sub(replacement, text)
+    out: set[str] = set()
     for raw in _WORD.findall(text):
-        for word in SYNONYMS.get(raw, raw).split():
+        spelled = _spell(raw)
+        meaning = SYNONYMS.get(raw, SYNONYMS.get(spelled, spelled))
+        for word in meaning.split():
             word = _spell(word)
             if word and word not in FILLER:
-                out.append(word)
+                out.add(word)
     return tuple(sorted(out))
 
 
@@ -221,17 +332,21 @@ def _pairs(query: tuple[str, ...], candidate: tuple[str, ...]) -> bool:
 
 
 class NameIndex:
-    """Every catalog spelling by its key, for exact and near matching."""
+    """Every catalog spelling by its key, for exact and near matching. A key that two tests'
+    spellings share (``ambiguous``, told by :func:`index_of`) matches neither."""
 
     def __init__(self, spellings: Iterable[str]) -> None:
         self.by_key: dict[str, str] = {}
         for spelling in spellings:
             self.by_key.setdefault(key(spelling), spelling)
         self.keys = list(self.by_key)
+        self.ambiguous: frozenset[str] | None = None
 
     def exact(self, name: str) -> str | None:
         found = key(name)
-        if not found or set(found.split()) <= GENERIC:
+        if not found or set(found.split()) <= GENERIC or found in ALONE:
+            return None
+        if found in (self.ambiguous or ()):
             return None
         return self.by_key.get(found)
 
@@ -240,7 +355,7 @@ class NameIndex:
         if exact is not None:
             return exact
         wanted = key(name)
-        if not wanted or set(wanted.split()) <= GENERIC:
+        if not wanted or set(wanted.split()) <= GENERIC or wanted in ALONE:
             return None
         from rapidfuzz import fuzz, process
 
@@ -248,14 +363,28 @@ class NameIndex:
         for found, _score, _ in process.extract(
             wanted, self.keys, scorer=fuzz.token_sort_ratio, limit=SHORTLIST, score_cutoff=70
         ):
-            if _pairs(query, tuple(found.split())):
+            if found not in (self.ambiguous or ()) and _pairs(query, tuple(found.split())):
                 return self.by_key[found]
         return None
 
 
+def index_of(catalog: Catalog) -> NameIndex:
+    """The catalog's name index, knowing which keys two tests share: "Pleural fluid MC&S" (an
+    alias of the analysis) and "Pleural fluid culture" read alike, so that reading is neither's."""
+    index = catalog.name_index()
+    if index.ambiguous is None:
+        meanings: dict[str, set[str]] = {}
+        for spelling in catalog.spellings().values():
+            test = catalog.resolve(spelling)
+            if test is not None:
+                meanings.setdefault(key(spelling), set()).add(test.name)
+        index.ambiguous = frozenset(k for k, names in meanings.items() if len(names) > 1)
+    return index
+
+
 def suggest(name: str, catalog: Catalog) -> str | None:
     """A catalog name or alias that clearly means ``name``, or None when none does."""
-    return catalog.name_index().suggest(name)
+    return index_of(catalog).suggest(name)
 
 
 # Words of the body sites that come in pairs: only a test of such a site is ordered with a side.
@@ -269,12 +398,21 @@ PAIRED_SITES = frozenset(
     ]
 )  # fmt: skip
 _SIDE = re.compile(r"\b(left|right|bilateral|both)\b", re.IGNORECASE)
+# A side written short before the site: "L knee XR", "Rt wrist X-ray", "bilat hips".
+_SHORT_SIDE = re.compile(r"^\s*(l|r|lt|rt|bilat|b/l)\.?\s+(?=\S)", re.IGNORECASE)
+_SHORT = {"l": "left", "lt": "left", "r": "right", "rt": "right", "bilat": "bilateral"}
 
 
 def split_side(name: str) -> tuple[str, str] | None:
     """The name without its one side word, and the side as a `laterality` value ("X-Ray Left
-    Knee": "X-Ray Knee", "left"; "both" is bilateral); None when the name states no side, or
-    more than one."""
+    Knee": "X-Ray Knee", "left"; "both" is bilateral; "L knee XR" too, where the rest names a
+    site that comes in pairs, so that "L spine" is never a left spine); None when the name
+    states no side, or more than one."""
+    short = _SHORT_SIDE.match(name)
+    if short is not None and not _SIDE.search(name):
+        rest = name[short.end() :]
+        if set(words(rest)) & PAIRED_SITES:
+            return rest.strip(), _SHORT.get(short.group(1).casefold(), "bilateral")
     sides = {m.casefold().replace("both", "bilateral") for m in _SIDE.findall(name)}
     if len(sides) != 1:
         return None
@@ -300,7 +438,7 @@ def suggest_sided(name: str, catalog: Catalog) -> tuple[str, str] | None:
 def resolve_loosely(name: str, catalog: Catalog) -> str | None:
     """The catalog spelling whose words are exactly ``name``'s (no spelling slips): how an
     importer or a harness maps an outside name onto the catalog without guessing."""
-    return catalog.name_index().exact(name)
+    return index_of(catalog).exact(name)
 
 
 def resolve_in(
@@ -317,7 +455,7 @@ def resolve_in(
     panel = named[-1] if named else None
     within = headings[-1] if headings else None
     test = catalog.resolve(name, panel=panel)
-    index = catalog.name_index()
+    index = index_of(catalog)
     if test is None:
         spelling = index.exact(name) or (index.exact(f"{within} {name}") if within else None)
         spelling = spelling or index.suggest(name)
@@ -344,7 +482,7 @@ def _heading(within: str, catalog: Catalog) -> CatalogTest | None:
         text = " ".join(parts[:end])
         found = catalog.resolve(text)
         if found is None:
-            spelling = catalog.name_index().exact(text)
+            spelling = index_of(catalog).exact(text)
             found = catalog.resolve(spelling) if spelling else None
         if found is not None:
             return found

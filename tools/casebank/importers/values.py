@@ -34,6 +34,11 @@ _HIGH = re.compile(r"\b(elevated|high|raised|increased|above normal)\b")
 _LOW = re.compile(r"\b(low|decreased|reduced|depressed|below normal)\b")
 _NORMAL = re.compile(r"^(normal|within normal limits|within normal range|wnl)$")
 
+# "(reference range, 13-115)", "(Reference range: 5 to 40 U/L)", "(normal 3.5–5.0)"
+_REFERENCE = re.compile(
+    rf"^(?:reference range|reference|normal range|normal|ref\.?|rr)\s*[,:]?\s*({_NUMBER})\s*"
+    rf"(?:to|-|–|—)\s*({_NUMBER})\s*(\S*)\s*$"
+)
 _PENDING = re.compile(r"^(pending|awaiting|awaited|to follow|results? pending)\b")
 _NOT_DONE = re.compile(r"^(not (done|performed|indicated|obtained|tested|required))\b")
 
@@ -46,6 +51,7 @@ class Measurement:
     unit: str
     flag: str | None
     tail: str
+    reference: str | None = None  # the reference range the text gives beside it: "5–40"
 
 
 def number(text: str) -> int | float | None:
@@ -106,7 +112,19 @@ def measurement(text: str) -> Measurement | None:
     if unit is None:
         return None
     flag = flag_of(aside) if aside else None
-    return Measurement(value, unit, flag, tail)
+    return Measurement(value, unit, flag, tail, reference_range(aside or "", unit))
+
+
+def reference_range(aside: str, unit: str) -> str | None:
+    """``5–40`` from ``reference range, 5 to 40`` (written as casebank writes a range), where
+    the text gives no unit or the measurement's own; None otherwise."""
+    match = _REFERENCE.match(" ".join(aside.casefold().split()))
+    if match is None or match.group(3) not in ("", unit.casefold()):
+        return None
+    low, high = number(match.group(1)), number(match.group(2))
+    if low is None or high is None or low > high:
+        return None
+    return f"{match.group(1).replace(',', '')}–{match.group(2).replace(',', '')}"
 
 
 def blood_pressure(text: str) -> tuple[str, str | None] | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 from functools import lru_cache
 
 from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.format.catalog import closest
 
 
 @rule(
@@ -99,8 +99,8 @@ def check_licence(ctx: CaseContext) -> Iterator[Finding]:
         return
     exact = known.get(folded)
     if exact is None:
-        close = difflib.get_close_matches(folded, known, n=1, cutoff=0.9)
-        exact = known[close[0]] if close else None
+        close = closest(folded, known, cutoff=0.9)
+        exact = known[close] if close is not None else None
     yield Finding(
         ("provenance", "licence"),
         f"`{licence}` is not an SPDX licence identifier",
