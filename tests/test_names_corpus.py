@@ -195,7 +195,7 @@ def test_nine_in_ten_shorthands_are_read_as_meant(catalog: Catalog) -> None:
         ("BCx x2", "Blood cultures"),
         ("CTH", "CT head (non-contrast)"),
         ("CT head w/o contrast", "CT head (non-contrast)"),
-        ("U&Es", "Basic metabolic panel"),
+        ("U&Es", "Urea and electrolytes"),
         ("VBG", "Venous blood gas"),
         ("urine dip", "Urine dipstick"),
         ("blood cultures x2", "Blood cultures"),

@@ -300,12 +300,27 @@ def relative_to_root(root: Path, path: Path) -> str:
 
 
 def write_generated(root: Path, files: dict[str, str]) -> None:
-    """Write each generated file (repository-relative path -> content) atomically."""
-    for relative, content in files.items():
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(target, content.encode("utf-8"))
-        print(f"wrote {relative}")
+    """Write each generated file (repository-relative path -> content) atomically, and all of
+    them or none: when one cannot be written, the ones already written get their old content
+    back (or go, if they are new) before the error is raised."""
+    written: list[tuple[Path, bytes | None]] = []
+    try:
+        for relative, content in files.items():
+            target = root / relative
+            old = target.read_bytes() if target.is_file() else None
+            if old == content.encode("utf-8"):
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(target, content.encode("utf-8"))
+            written.append((target, old))
+            print(f"wrote {relative}")
+    except BaseException:
+        for target, old in reversed(written):
+            if old is None:
+                target.unlink(missing_ok=True)
+            else:
+                write_atomically(target, old)
+        raise
 
 
 def stale_generated(root: Path, files: dict[str, str]) -> list[str]:

@@ -78,7 +78,9 @@ def _json_refusal(problem: strictjson.JSONProblem, shape_hint: str) -> RecordErr
             f"the key `{subject}` appears twice in one object", "keep one of the two entries"
         )
     if problem.kind == "constant":
-        return RecordError(f"`{subject}` is not a number a case can hold", "write the value as text")
+        return RecordError(
+            f"`{subject}` is not a number a case can hold", "write the value as text"
+        )
     if problem.kind == "number":
         return RecordError(f"the number `{subject}` is too large", "write the value as text")
     return RecordError(

@@ -374,8 +374,9 @@ def leaf(test: CatalogTest | None, value: Any) -> dict[str, Any]:
         if number is not None:
             return _lab_value(number, None, None, f"Source text: {text}")
     kind_ = _text_type(test, text)
-    flag = values.flag_of(text) if kind_ == "qualitative" else None
-    return drop_none({"type": kind_, "value": text, "flag": flag})
+    # Where the words say normal, high or low the flag follows; other reports are left for the
+    # author to judge (CB449 points at each).
+    return drop_none({"type": kind_, "value": text, "flag": values.flag_of(text)})
 
 
 def _takes(test: CatalogTest | None, unit: str) -> bool:
