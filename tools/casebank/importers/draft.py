@@ -14,8 +14,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from casebank.format.scaffold import PLACEHOLDER, blank, case_skeleton
 from casebank.format.identifiers import is_case_id
+from casebank.format.scaffold import PLACEHOLDER, blank, case_skeleton
 from casebank.format.walk import Field, case_tree
 
 __all__ = ["PLACEHOLDER", "blank", "finish", "id_stem", "start", "todo"]
