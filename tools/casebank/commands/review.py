@@ -15,14 +15,13 @@ squash-merge path). A later change makes new content, which needs its own review
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.catalog import CASE_ID_CUTOFF, did_you_mean
+from casebank.format.identifiers import is_case_id
 from casebank.format.layout import attachment_of, case_id_from_path, is_case_path
-from casebank.format.schema import CASE_ID_PATTERN
 from casebank.release import git
 from casebank.release.history import MAILMAP_FILE, parse_co_author
 from casebank.release.manifest import Author
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     reviewer = _reviewer(args.by)
     wanted = list(dict.fromkeys(args.cases))
     for case_id in wanted:
-        if not re.match(CASE_ID_PATTERN, case_id):
+        if not is_case_id(case_id):
             raise UsageError(f"{case_id!r} is not a case id (the file name without extension)")
     root = find_root(args.root)
     pending = plan_pending(root)

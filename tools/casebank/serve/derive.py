@@ -164,6 +164,8 @@ class Facts:
     lookup: Lookup
     findings: dict[str, Reading] = field(default_factory=dict, init=False)
     texts: list[tuple[str, str]] = field(default_factory=list, init=False)
+    # Blood pressures by the posture the examination names ("lying", "standing 3 minutes").
+    postures: list[tuple[str, Reading]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         exam = self.case.get("physical_exam")
@@ -182,7 +184,9 @@ class Facts:
                 self.texts.append((origin, node))
                 if test is not None:
                     self.findings.setdefault(test.name, Reading(node, None, origin))
-            elif isinstance(node, dict) and "value" in node and test is not None:
+            if isinstance(node, dict) and "value" in node:
+                self._posture(path, node, origin)
+            if isinstance(node, dict) and "value" in node and test is not None:
                 self.findings.setdefault(
                     test.name,
                     Reading(
@@ -199,6 +203,14 @@ class Facts:
                         if name != "Blood pressure":
                             value = float(value) if "." in value else int(value)
                         self.findings[name] = Reading(value, unit, origin, note=clause.strip())
+
+    def _posture(self, path: tuple[str, ...], node: Mapping[str, Any], origin: str) -> None:
+        """Keep a blood pressure the examination gives by posture ("lying", "standing")."""
+        if _pressure(node["value"]) and _POSTURE.search(" ".join(_key(p) for p in path[-2:])):
+            reading = Reading(
+                node["value"], _text(node.get("unit")), origin, None, _text(node.get("note"))
+            )
+            self.postures.append((_key(path[-1]), reading))
 
     def _exam_test(self, path: tuple[str, ...]) -> CatalogTest | None:
         """The test an examination heading is a reading of ("heart_rate", "BP right arm",
@@ -694,6 +706,43 @@ def _corrected_calcium(facts: Facts) -> Derived | Missing:
     return got.done(
         {"type": "lab_value", "value": value, "unit": "mmol/L", "flag": flag, "note": note}
     )
+
+
+_POSTURE = re.compile(r"\b(?:lying|supine|sitting|seated|standing)\b", re.IGNORECASE)
+
+
+@formula(
+    "orthostatic_vital_signs",
+    "Lying and standing blood pressure",
+    "Consensus statement on the definition of orthostatic hypotension (Freeman R, et al. Clin "
+    "Auton Res 2011;21:69-72): a fall of 20 mmHg systolic or 10 mmHg diastolic within 3 minutes "
+    "of standing",
+)
+def _orthostatic(facts: Facts) -> Derived | Missing:
+    lying = [(w, r) for w, r in facts.postures if re.search(r"lying|supine", w, re.I)]
+    upright = [(w, r) for w, r in facts.postures if re.search(r"standing", w, re.I)]
+    if not lying or not upright:
+        return Missing(("a lying and a standing blood pressure",))
+    first = _pressure(lying[0][1].value)
+    falls = [(w, r, _pressure(r.value)) for w, r in upright]
+    assert first is not None
+    dropped = any(
+        p is not None and (first[0] - p[0] >= 20 or first[1] - p[1] >= 10) for _, _, p in falls
+    )
+    shown = "; ".join(
+        f"{w}: {r.value} mmHg" + (f" ({r.note})" if r.note else "") for w, r in [lying[0], *upright]
+    )
+    note = (
+        "A fall of 20 mmHg systolic or 10 mmHg diastolic within 3 minutes of standing is "
+        "orthostatic hypotension."
+    )
+    result = {
+        "type": "text_report",
+        "value": shown,
+        "flag": "abnormal" if dropped else "normal",
+        "note": note,
+    }
+    return Derived(result, tuple(r.origin for _, r in [lying[0], *upright]))
 
 
 @formula(
