@@ -501,6 +501,8 @@ def _news2(facts: Facts) -> Derived | Missing:
 )
 def _qsofa(facts: Facts) -> Derived | Missing:
     got = _Inputs(facts)
+    if got.age() < 18:
+        return Missing(("an adult patient (qSOFA is validated in adults)",))
     rr = got.number("Respiratory rate")
     sbp = got.number("Systolic blood pressure", "blood pressure")
     level = got.consciousness()

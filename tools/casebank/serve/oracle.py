@@ -338,6 +338,9 @@ class Oracle:
             return Answer(
                 request, test.name, UNAVAILABLE, None, None, reason=_undetermined(missing)
             )
+        if test.family == "hcg" and self._sex() == "male":
+            reason = "not applicable: a pregnancy test is not done for a male patient"
+            return Answer(request, test.name, UNAVAILABLE, None, None, reason=reason)
         policy = self.policy
         if policy not in ("normal_unless_listed", "generate_consistent"):
             return Answer(request, test.name, UNAVAILABLE, None, None, reason=LISTED_ONLY)
@@ -351,6 +354,11 @@ class Oracle:
         result = {"type": kind, "value": test.default_result, "flag": "normal"}
         return Answer(request, test.name, POLICY, None, result)
 
+    def _sex(self) -> str | None:
+        patient = self.case.get("patient")
+        sex = patient.get("sex") if isinstance(patient, dict) else None
+        return sex if isinstance(sex, str) else None
+
     def _abnormal_related(self, test: CatalogTest) -> str | None:
         """A listed result of the test's family that is not normal: a normal default beside it
         would contradict it (troponin I beside a raised troponin T; a Holter beside an ECG
@@ -358,6 +366,9 @@ class Oracle:
         for other in self.catalog.family_of(test):
             key = self.listed.get(other.name)
             entry = self.results.get(key) if key is not None else None
+            if entry is None and other.name in self.members:  # inside a listed panel
+                panel, member, timed = self.members[other.name]
+                key, entry = panel, self._member(panel, member, timed)
             final = isinstance(entry, dict) and entry.get("status", "final") == "final"
             if final and judgement(entry) != "normal":  # type: ignore[arg-type]
                 return key
@@ -367,11 +378,11 @@ class Oracle:
 
     def examine(self, request: str) -> Answer:
         """The part of the physical examination asked for ("cardiovascular examination")."""
-        exam = self.case.get("physical_exam")
+        exam = served(self.case.get("physical_exam"), ("physical_exam",))  # no examiner notes
         if isinstance(exam, str):
             return Answer(request, None, LISTED, "physical_exam", {"findings": exam})
         if not isinstance(exam, dict):
-            return Answer(request, None, UNAVAILABLE, None, None)
+            return Answer(request, None, UNAVAILABLE, None, None, reason=_NOT_EXAMINED)
         wanted = exam_key(request)
         if wanted in ("", "physical", "full", "general physical", "complete"):
             return Answer(request, None, LISTED, "physical_exam", {"findings": exam})
