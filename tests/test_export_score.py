@@ -259,9 +259,13 @@ def run_score(
     rows: list[dict[str, Any]],
     judgements: list[dict[str, Any]] | None = None,
     release: str = "1.0.0",
+    method: str | None = None,
+    *extra: str,
 ) -> tuple[int, dict[str, Any] | None, str]:
     subs = write_lines(tmp_path / "subs.jsonl", rows)
     argv = ["score", "--release", release, str(subs), "--root", str(repo.root), "--format", "json"]
+    argv += ["--method", method] if method else []
+    argv += list(extra)
     if judgements is not None:
         argv += ["--judgements", str(write_lines(tmp_path / "judged.jsonl", judgements))]
     code, out, err = cli(capsys, *argv)
@@ -327,7 +331,13 @@ def test_partial_credit_only_where_the_case_gives_it(
     _, report, _ = run_score(capsys, repo, tmp_path, rows)
     assert report is not None
     assert by_case(report)["alpha"]["components"]["diagnosis"] == 0.5
-    assert by_case(report)["beta"]["components"]["diagnosis"] == 0.0
+    # beta gives no partial credit, and ACS is not an accepted answer: method 2 does not
+    # guess 0 but asks a judge; method 1 scored it 0.
+    beta = by_case(report)["beta"]
+    assert beta["components"]["diagnosis"] is None
+    assert beta["details"]["items_pending"][0] == "diagnosis.equivalent"
+    _, old, _ = run_score(capsys, repo, tmp_path, rows, method="casebank-score/1")
+    assert old is not None and by_case(old)["beta"]["components"]["diagnosis"] == 0.0
 
 
 def test_diagnostics_count_aliases_and_penalise_should_not_order(
@@ -344,9 +354,13 @@ def test_diagnostics_count_aliases_and_penalise_should_not_order(
     assert cases["alpha"]["components"]["diagnostics"] == 1.0
     assert cases["beta"]["components"]["diagnostics"] == pytest.approx(2 / 3, abs=1e-6)
     assert cases["beta"]["details"]["must_order_missed"] == ["Complete blood count"]
-    assert cases["gamma"]["components"]["diagnostics"] == 0.75
+    # Method 2: the should-not-order test costs 0.25, an order the catalog does not know the
+    # base cost of any unneeded order (0.02).
+    assert cases["gamma"]["components"]["diagnostics"] == 0.73
     assert cases["gamma"]["details"]["should_not_order_ordered"] == ["Elective stress test"]
     assert cases["gamma"]["details"]["tests_not_in_catalog"] == ["Tarot reading"]
+    _, old, _ = run_score(capsys, released, tmp_path, rows, method="casebank-score/1")
+    assert old is not None and by_case(old)["gamma"]["components"]["diagnostics"] == 0.75
 
 
 def test_without_verdicts_treatment_and_safety_are_pending_never_guessed(
@@ -518,7 +532,16 @@ def test_judge_items_lists_stable_ids_with_questions(
     )
     lines = [json.loads(line) for line in out.splitlines()]
     assert {line["case_id"] for line in lines} == {"beta"}
-    assert lines[0]["answer"] == {"diagnosis": GOLD, "plan": ["Rest"]}
+    assert lines[0]["answer"] == {
+        "case_id": "beta",
+        "version": 1,
+        "diagnosis": GOLD,
+        "orders": [{"test": t, "when": "final answer"} for t in MUST],
+        "examined": [],
+        "plan": ["Rest"],
+        "transcript": [],
+    }
+    assert lines[0]["view"].startswith(f"Diagnosis: {GOLD}\nTests ordered:\n- ECG (final answer)")
 
 
 # --- withdrawn versions: left out everywhere ---------------------------------------------

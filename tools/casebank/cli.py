@@ -48,6 +48,7 @@ COMMANDS = (
     "export",
     "score",
     "judge-items",
+    "judge-view",
     "site",
     "import",
 )
