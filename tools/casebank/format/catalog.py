@@ -32,6 +32,7 @@ class Cost:
     year: int | None = None
     source: str | None = None
     tier: str | None = None
+    code: str | None = None
 
     @property
     def band(self) -> str | None:
@@ -48,7 +49,7 @@ class Burden:
     """What a test costs the patient besides money."""
 
     invasive: str = "none"  # none | minimal | invasive
-    radiation_msv: float = 0.0
+    radiation_msv: float | None = 0.0  # None: no cited table gives the dose
     contrast: str = "none"  # none | iodinated | gadolinium
     sedation: bool = False
 
@@ -250,6 +251,7 @@ def _cost(value: Any) -> Cost | None:
         year=year if isinstance(year, int) and not isinstance(year, bool) else None,
         source=_optional_str(value.get("source")),
         tier=_optional_str(value.get("tier")),
+        code=_optional_str(value.get("code")),
     )
 
 
@@ -259,7 +261,7 @@ def _burden(value: Any) -> Burden | None:
     sedation = value.get("sedation")
     return Burden(
         invasive=_optional_str(value.get("invasive")) or "none",
-        radiation_msv=_number(value.get("radiation_msv")) or 0.0,
+        radiation_msv=_number(value.get("radiation_msv")),
         contrast=_optional_str(value.get("contrast")) or "none",
         sedation=sedation if isinstance(sedation, bool) else False,
     )

@@ -46,6 +46,7 @@ COST_TIERS = ["low", "medium", "high", "very_high"]  # relative, where no public
 COST_CURRENCIES = ["USD", "GBP", "EUR"]
 INVASIVENESS = ["none", "minimal", "invasive"]
 CONTRASTS = ["none", "iodinated", "gadolinium"]
+UNKNOWN_DOSE = "unknown"  # a dose no cited table gives: said, never guessed
 # Diagnosis code systems a case may give, and the shape of a code in each.
 CODE_PATTERNS = {
     "icd10": r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$",
@@ -867,6 +868,7 @@ CATALOG_TEST: Schema = {
                 "basis of a tier.",
                 "CMS CLFS 2025",
             ),
+            "code": text("The schedule's code for the test (CPT or HCPCS).", "85025"),
             "tier": choice(
                 "A relative tier where no public figure exists: low, medium, high, very_high.",
                 COST_TIERS,
@@ -888,10 +890,15 @@ CATALOG_TEST: Schema = {
             ),
             "radiation_msv": required(
                 {
-                    "type": "number",
-                    "min": 0,
+                    "type": ["number", "string"],
+                    "anyof": [
+                        {"type": "number", "min": 0},
+                        {"type": "string", "allowed": [UNKNOWN_DOSE]},
+                    ],
                     "meta": _meta(
-                        "Typical effective dose in mSv, from a published table (header).", 0.1
+                        "Typical effective dose in mSv, from a published table (header); "
+                        f"`{UNKNOWN_DOSE}` where no cited table has the study.",
+                        0.1,
                     ),
                 }
             ),

@@ -32,19 +32,33 @@ ORDER_CAP = 0.2  # one unneeded order never costs as much as a should-not-order 
 EXAMINABLE = frozenset(["bedside", "assessment"])
 
 
-def order_penalty(test: CatalogTest | None) -> float:
+def order_penalty(test: CatalogTest | None, invasive_counted: bool = False) -> float:
     """What one unneeded order costs (of the diagnostics component): a base, and more for
-    its cost band, dose, invasiveness, contrast and sedation; an unknown test the base."""
+    its cost band, dose, invasiveness, contrast and sedation; an unknown test the base. A
+    procedure already counted (``invasive_counted``: a second analyte of one pleural tap)
+    adds no invasiveness again."""
     penalty = BASE_PENALTY
     if test is not None and test.cost is not None and test.cost.band is not None:
         penalty += COST_PENALTY.get(test.cost.band, 0.0)
     burden = test.burden if test is not None else None
     if burden is not None:
-        penalty += min(MSV_CAP, MSV_PENALTY * burden.radiation_msv)
-        penalty += INVASIVE_PENALTY.get(burden.invasive, 0.0)
+        penalty += min(MSV_CAP, MSV_PENALTY * (burden.radiation_msv or 0.0))
+        if not invasive_counted:
+            penalty += INVASIVE_PENALTY.get(burden.invasive, 0.0)
         penalty += CONTRAST_PENALTY if burden.contrast not in ("none", "") else 0.0
         penalty += SEDATION_PENALTY if burden.sedation else 0.0
     return round(min(ORDER_CAP, penalty), 6)
+
+
+def procedure_of(test: CatalogTest) -> str | None:
+    """The needle or procedure a test needs, counted once however many tests it yields: the
+    specimen of a lab test (one venepuncture for every blood test, one pleural tap for every
+    pleural fluid analyte), else the test itself; None for a test that breaks no skin."""
+    if test.burden is None or test.burden.invasive not in ("minimal", "invasive"):
+        return None
+    if test.kind in ("lab", "microbiology") and test.specimen:
+        return f"{test.burden.invasive}:{test.specimen}"
+    return f"{test.burden.invasive}:{test.name}"
 
 
 @dataclass
@@ -215,16 +229,18 @@ def read_workup(key: Expected, ordered: Sequence[str], examined: Sequence[str]) 
 
 
 def _sort_orders(key: Expected, names: list[str], crediting: set[str], workup: Workup) -> None:
-    """Each order once by test: must, optional, should-not or unneeded (with its cost)."""
+    """Each order once by test: must, optional, should-not or unneeded. An unneeded order is
+    charged its burden, but not again for a needle or procedure another order already needs
+    (a second blood test from the same venepuncture)."""
     seen: set[str] = set()
+    unneeded: list[tuple[str, CatalogTest | None]] = []
+    procedures: set[str] = set()
     for name in names:
         test = key.answer(name)[1]
         if test is None:
             workup.not_in_catalog.append(name)
             if name not in crediting:
-                workup.unneeded.append(
-                    {"order": name, "test": None, "penalty": order_penalty(None)}
-                )
+                unneeded.append((name, None))
             continue
         if test.name in seen:
             continue
@@ -233,13 +249,18 @@ def _sort_orders(key: Expected, names: list[str], crediting: set[str], workup: W
         if test in key.should_not:
             workup.should_not.append(test.name)
         elif name in crediting or any(key.meets(name, w) for g in key.groups for w in g):
-            continue
+            pass
         elif test in key.optional or any(key.meets(name, o) for o in key.optional):
             workup.optional.append(test.name)
         else:
-            workup.unneeded.append(
-                {"order": name, "test": test.name, "penalty": order_penalty(test)}
-            )
+            unneeded.append((name, test))
+            continue
+        procedures.add(procedure_of(test) or "")
+    for name, found in unneeded:
+        procedure = procedure_of(found) if found is not None else None
+        penalty = order_penalty(found, procedure in procedures)
+        workup.unneeded.append({"order": name, "test": found and found.name, "penalty": penalty})
+        procedures.add(procedure or "")
 
 
 # --- cost and burden ---------------------------------------------------------------------
@@ -247,11 +268,13 @@ def _sort_orders(key: Expected, names: list[str], crediting: set[str], workup: W
 
 def cost_and_burden(tests: Iterable[CatalogTest]) -> dict[str, Any]:
     """A work-up's cost (a total per currency, and the tests costed only by tier) and burden
-    (effective dose, invasive procedures, contrast studies, sedations)."""
+    (effective dose, invasive procedures counted once per procedure, contrast studies,
+    sedations, and the tests whose dose no cited table gives)."""
     totals: dict[str, float] = {}
     tiers: dict[str, int] = {}
-    unknown = msv = 0.0
-    invasive = contrast = sedation = count = 0
+    msv = 0.0
+    unpriced = contrast = sedation = count = dose_unknown = 0
+    procedures: set[str] = set()
     for test in tests:
         count += 1
         cost = test.cost
@@ -260,20 +283,25 @@ def cost_and_burden(tests: Iterable[CatalogTest]) -> dict[str, Any]:
         elif cost is not None and cost.tier:
             tiers[cost.tier] = tiers.get(cost.tier, 0) + 1
         else:
-            unknown += 1
+            unpriced += 1
         burden = test.burden
-        if burden is not None:
-            msv += burden.radiation_msv
-            invasive += burden.invasive == "invasive"
-            contrast += burden.contrast not in ("none", "")
-            sedation += burden.sedation
+        if burden is None:
+            continue
+        if burden.radiation_msv is None:
+            dose_unknown += 1
+        msv += burden.radiation_msv or 0.0
+        if (procedure := procedure_of(test)) is not None and burden.invasive == "invasive":
+            procedures.add(procedure)
+        contrast += burden.contrast not in ("none", "")
+        sedation += burden.sedation
     return {
         "tests": count,
         "cost": {k: round(v, 2) for k, v in sorted(totals.items())},
         "cost_tiers": dict(sorted(tiers.items())),
-        "cost_unknown": int(unknown),
+        "cost_unknown": unpriced,
         "radiation_msv": round(msv, 3),
-        "invasive": invasive,
+        "radiation_unknown": dose_unknown,
+        "invasive": len(procedures),
         "contrast": contrast,
         "sedation": sedation,
     }
