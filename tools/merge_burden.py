@@ -3,9 +3,10 @@
     python tools/merge_burden.py BURDEN.yaml [catalog.yaml]
 
 BURDEN.yaml maps each test's catalog name to `{cost: {...}, burden: {...}}`. Every entry of the
-catalog gets exactly two lines, `cost: {...}` and `burden: {...}` in flow style, after its last
-line; every other line stays byte for byte as it was (a second run replaces the two lines it
-wrote). A dose the table leaves empty (null) is written `unknown`. A name the table lacks, or
+catalog gets exactly two lines, `cost: {...}` and `burden: {...}` in flow style, right after
+its `kind:` line (away from the names and default results others edit, so that merges meet no
+neighbouring change); every other line stays byte for byte as it was (a second run replaces
+the two lines it wrote). A dose the table leaves empty (null) is written `unknown`. A name the table lacks, or
 a table name the catalog lacks, is an error and nothing is written.
 """
 
@@ -50,8 +51,12 @@ def flow(key: str, mapping: dict[str, Any]) -> str:
     return f"    {key}: {{{', '.join(parts)}}}\n"
 
 
+KIND = re.compile(r"^    kind: ")
+
+
 def entries(lines: list[str]) -> list[tuple[str, int, int]]:
-    """(name, first line, line after its last line) of each entry."""
+    """(name, first line, where the two lines go) of each entry: after its `kind:` line, or
+    after its last line."""
     starts = [(i, m.group(1)) for i, line in enumerate(lines) if (m := ENTRY.match(line))]
     found = []
     for number, (start, raw) in enumerate(starts):
@@ -62,7 +67,8 @@ def entries(lines: list[str]) -> list[tuple[str, int, int]]:
                 end = i + 1
             elif lines[i].strip() and not lines[i].startswith("    "):
                 break
-        found.append((str(yaml.safe_load(raw)), start, end))
+        kind = next((i for i in range(start + 1, end) if KIND.match(lines[i])), None)
+        found.append((str(yaml.safe_load(raw)), start, end if kind is None else kind + 1))
     return found
 
 
