@@ -6,8 +6,8 @@ BURDEN.yaml maps each test's catalog name to `{cost: {...}, burden: {...}}`. Eve
 catalog gets exactly two lines, `cost: {...}` and `burden: {...}` in flow style, right after
 its `kind:` line (away from the names and default results others edit, so that merges meet no
 neighbouring change); every other line stays byte for byte as it was (a second run replaces
-the two lines it wrote). A dose the table leaves empty (null) is written `unknown`. A name the table lacks, or
-a table name the catalog lacks, is an error and nothing is written.
+the two lines it wrote). A dose the table leaves empty (null) is written `unknown`. A name the
+table lacks, or a table name the catalog lacks, is an error and nothing is written.
 """
 
 from __future__ import annotations

@@ -2,15 +2,18 @@
 
 An answer and each of the case's answers are read into a ``Phrase``: its head (the condition
 named before any clause), its clauses ("due to", "secondary to", "with", "complicated by",
-"in", a comma's or a parenthesis's addition, and the cause in "gliclazide-induced"), what it
+"in", what a comma or a parenthesis adds, and the cause in "gliclazide-induced"), what it
 excludes ("without aura"), and its qualifiers (side, severity, stage; hedges such as
 "probable" are dropped). Words are compared after folding UK and US spellings, a short list
 of synonyms, the catalog's abbreviations and connecting words, in any order.
 
 An answer then relates to each of the case's answers as ``equal``, ``more_specific`` (it says
-more, and everything more it says is something the case says of its diagnosis),
-``less_specific`` (it leaves out what the case's answer says), ``unexplained`` (it says more,
-and not all of it is in the case) or ``unrelated``. The credit (docs/scoring.md):
+more, and everything more it says the case says too), ``less_specific`` (it leaves out what
+the case's answer says), ``unexplained`` (it says more, and not all of it is in the case) or
+``unrelated``. What the case "says" is its diagnosis and accepted answers, the answers it
+gives partial credit, and the facts of the case (history, examination, results, severity),
+less anything the case negates ("no perforation") and the words only its differential uses.
+The credit (docs/scoring.md):
 
 1. an answer the case lists, read the same way, earns what the case gives it;
 2. a side, or an exclusion, the case contradicts ("left" for a right-sided case, "with aura"
@@ -31,8 +34,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 EQUAL, MORE, LESS, UNEXPLAINED, UNRELATED = (
@@ -54,6 +58,9 @@ _SPELLING = (
     (re.compile(r"our$"), "or"),
     (re.compile(r"tre$"), "ter"),
     (re.compile(r"sulph"), "sulf"),
+    (re.compile(r"(?<=.{3})emic$"), "emia"),  # "hypoglycaemic episode" names hypoglycaemia
+    (re.compile(r"(?<=.{3})otic$"), "osis"),  # "ketotic", "thrombotic"
+    (re.compile(r"(?<=.{3})ally$"), "al"),  # "virally induced"
 )
 # Words that name the same thing, folded to one spelling (the first of each list).
 _SYNONYMS = {
@@ -62,7 +69,8 @@ _SYNONYMS = {
         ("vein", "venous"),
         ("ureteric", "ureteral"),
         ("stone", "calculus", "calculi", "stones"),
-        ("drug", "medication", "medicine", "drugs", "medications"),
+        ("calculous", "gallstone"),
+        ("drug", "medication", "medicine", "drugs", "medications", "medicines"),
         ("bleeding", "hemorrhage", "bleed", "hemorrhagic"),
         ("infarction", "infarct"),
         ("embolism", "emboli", "embolus"),
@@ -70,10 +78,26 @@ _SYNONYMS = {
         ("kidney", "renal"),
         ("heart", "cardiac"),
         ("bilateral", "both"),
+        ("aorta", "aortic"),
+        ("diabete", "diabetic"),
+        ("sepsis", "septic"),
+        ("testis", "testicle", "testicular", "teste"),
+        ("infection", "infective"),
+        ("pneumococcal", "pneumoniae"),
+        ("meningococcal", "meningitidis"),
+        ("uncomplicated", "simple"),
+        ("dilatation", "dilation"),
+        ("sleepiness", "somnolence"),
+        ("replacement", "arthroplasty"),
+        ("postoperative", "postop"),
+        ("first", "1st"),
+        ("second", "2nd"),
+        ("third", "3rd"),
+        ("feature", "symptom"),
     )
     for word in group
 }
-_PHRASES = {"menorrhagia": "heavy menstrual bleeding"}
+_PHRASES = {"menorrhagia": "heavy menstrual bleeding", "echo": "echocardiography"}
 # Prefixes written apart or hyphenated ("pre-eclampsia", "non ST elevation"): joined on.
 _JOINED = frozenset(
     [
@@ -84,10 +108,10 @@ _JOINED = frozenset(
 _FILLER = frozenset(
     [
         "a", "an", "the", "of", "and", "or", "disease", "sided", "side", "segment", "mellitus",
-        "patient", "known"
+        "patient", "known", "episode", "therapy", "treatment", "use", "on", "at", "to"
     ]
 )  # fmt: skip
-_KEEP_NEXT = frozenset(["type", "stage", "grade", "class", "group"])
+_KEEP_NEXT = frozenset(["type", "stage", "grade", "class", "group", "hepatitis", "vitamin"])
 _ROMAN = {"i": "1", "ii": "2", "iii": "3", "iv": "4", "v": "5"}
 _ORDINAL = {"first": "1", "1st": "1", "second": "2", "2nd": "2", "third": "3", "3rd": "3"}
 SIDES = frozenset(["left", "right", "bilateral", "unilateral"])
@@ -99,10 +123,9 @@ _HEDGES = re.compile(
     r"diagnosis(?: of)?|impression(?: of)?|in keeping with|consistent with|suggestive of|"
     r"compatible with|picture of|clinically)\b"
 )
-# Words that start a clause: what caused it, what came with it, where it happened.
-_CONNECTORS = (
-    "on a background of",
-    "on background of",
+# Words that start a clause: what caused it (a cause: its direction matters), what came with
+# it or where it happened (context).
+_CAUSES = (
     "as a result of",
     "secondary to",
     "due to",
@@ -112,42 +135,59 @@ _CONNECTORS = (
     "triggered by",
     "provoked by",
     "induced by",
-    "complicated by",
-    "associated with",
-    "related to",
     "resulting from",
-    "with",
     "from",
     "after",
     "following",
+)
+_CONTEXT = (
+    "on a background of",
+    "on background of",
+    "complicated by",
+    "associated with",
+    "related to",
+    "leading to",
+    "resulting in",
+    "causing",
+    "affecting",
+    "involving",
+    "with",
     "in",
     "plus",
 )
+# Words after which the rest of a segment is management or reasoning, not the diagnosis
+# ("... requiring acetylcysteine", "possible ESBL given recent travel").
+_DROPS = frozenset(["requiring", "needing", "given", "for"])
+_CONNECTORS = tuple((p.split(), p in _CAUSES) for p in (*_CAUSES, *_CONTEXT))
+# Words that describe how a diagnosis was made or presents, never another condition.
+DESCRIPTORS = frozenset(
+    [
+        "new", "newly", "diagnosed", "diagnosis", "onset", "duration", "typical", "positive",
+        "confirmed", "proven", "presentation", "phenotype", "stage", "only", "involvement"
+    ]
+)  # fmt: skip
 # The same words written before the head ("gliclazide-induced hypoglycaemia"): what comes
 # before them is a cause.
 _POSTFIX = frozenset(
-    [
-        "induced", "associated", "related", "provoked", "triggered", "precipitated", "mediated"
-    ]
-)  # fmt: skip
-_NEGATION = "without"
+    ["induced", "associated", "related", "provoked", "triggered", "precipitated", "mediated"]
+)
+_NEGATIONS = frozenset(["without", "no", "not"])
 # An answer that names nothing ("Unknown", "Not sure") is no diagnosis, not a question.
 _NO_ANSWER = frozenset(
-    [
-        "unknown", "unclear", "uncertain", "unsure", "not", "sure", "none", "nil", "na", "idk"
-    ]
-)  # fmt: skip
+    ["unknown", "unclear", "uncertain", "unsure", "not", "sure", "none", "nil", "na", "idk"]
+)
 
 
 @dataclass(frozen=True)
 class Phrase:
-    """A diagnosis as read: the words of its head, of each clause, what it excludes, and its
-    qualifiers (``side:left``, ``severity:mild``, ``stage:3b``)."""
+    """A diagnosis as read: the words of its head, of each clause (the causes among them), what
+    it excludes, and its qualifiers (``side:left``, ``severity:mild``, ``stage:3b``)."""
 
     text: str
     head: frozenset[str]
     clauses: tuple[frozenset[str], ...]
-    excluded: frozenset[str]
+    causes: tuple[frozenset[str], ...]
+    excluded: tuple[frozenset[str], ...]
     qualifiers: frozenset[str]
 
     @property
@@ -155,14 +195,19 @@ class Phrase:
         return self.head.union(*self.clauses)
 
     @property
-    def key(self) -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    def excluded_words(self) -> frozenset[str]:
+        return frozenset().union(*self.excluded)
+
+    @property
+    def key(self) -> tuple[frozenset[str], ...]:
         """Equal keys are the same answer, whatever the word order and connecting words."""
-        return self.head, self.words, self.excluded, self.qualifiers
+        return self.head, self.words, self.excluded_words, self.qualifiers
 
     def kind(self, prefix: str) -> frozenset[str]:
         return frozenset(q for q in self.qualifiers if q.startswith(prefix))
 
 
+@lru_cache(maxsize=1 << 16)
 def _fold(word: str) -> str:
     for pattern, replacement in _SPELLING:
         word = pattern.sub(replacement, word)
@@ -189,9 +234,7 @@ def _tokens(text: str, abbreviations: Mapping[str, str]) -> list[str]:
 def _clean(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
     text = re.sub(r"'s\b|(?<=s)'", "", text)
-    text = text.replace("life-threatening", "lifethreatening").replace(
-        "life threatening", "lifethreatening"
-    )
+    text = re.sub(r"life[- ]threatening", "lifethreatening", text)
     return _HEDGES.sub(" ", text)
 
 
@@ -202,38 +245,46 @@ def _segments(text: str) -> list[str]:
     return [*re.split(r"[,;:]", rest), *inner]
 
 
-def _split(words: list[str]) -> tuple[list[str], list[list[str]], list[str]]:
+@dataclass
+class _Parts:
+    head: list[str] = field(default_factory=list)
+    clauses: list[tuple[list[str], bool]] = field(default_factory=list)  # (words, is a cause)
+    excluded: list[list[str]] = field(default_factory=list)
+
+
+def _split(words: list[str]) -> _Parts:
     """Head words, clauses and excluded words of one segment's words."""
-    head: list[str] = []
-    clauses: list[list[str]] = []
-    excluded: list[str] = []
-    current = head
+    parts = _Parts()
+    current = parts.head
     i = 0
     while i < len(words):
-        step = _connector(words, i)
+        step, cause = _connector(words, i)
         if step:
             current = []
-            clauses.append(current)
+            parts.clauses.append((current, cause))
             i += step
-        elif words[i] == _NEGATION:
-            current = excluded
-            i += 1
-        elif words[i] in _POSTFIX and current is head and head:
-            clauses.append(list(head))  # "gliclazide induced hypoglycemia": a cause first
-            head.clear()
-            i += 1
+            continue
+        word = words[i]
+        i += 1
+        if word in _DROPS:
+            break
+        if word in _NEGATIONS:
+            current = []
+            parts.excluded.append(current)
+        elif word in _POSTFIX and current:
+            # "gliclazide induced hypoglycemia": what came before is the cause of what follows
+            parts.clauses.append((list(current), True))
+            current.clear()
         else:
-            current.append(words[i])
-            i += 1
-    return head, clauses, excluded
+            current.append(word)
+    return parts
 
 
-def _connector(words: list[str], i: int) -> int:
-    for phrase in _CONNECTORS:
-        parts = phrase.split()
+def _connector(words: list[str], i: int) -> tuple[int, bool]:
+    for parts, cause in _CONNECTORS:
         if words[i : i + len(parts)] == parts:
-            return len(parts)
-    return 0
+            return len(parts), cause
+    return 0, False
 
 
 def _content(words: Iterable[str]) -> tuple[set[str], set[str]]:
@@ -244,13 +295,16 @@ def _content(words: Iterable[str]) -> tuple[set[str], set[str]]:
     skip = False
     for i, word in enumerate(listed):
         following = listed[i + 1] if i + 1 < len(listed) else ""
+        # "stage 3b", "grade I", but "high-grade adhesive obstruction" names no grade
+        graded = bool(following) and (len(following) <= 3 or any(c.isdigit() for c in following))
         if skip:
             skip = False
-        elif word in _STAGED and following:
+        elif word in _STAGED and graded:
             qualifiers.add(f"{word}:{_ROMAN.get(following, following)}")
             skip = True
         elif word in _KEEP_NEXT and following:
-            content |= {word, _ROMAN.get(following, following)}
+            # one word: "type 1" is not "type" and a 1 the case says elsewhere
+            content.add(f"{word}:{_ROMAN.get(following, following)}")
             skip = True
         elif word in SIDES:
             qualifiers.add(f"side:{word}")
@@ -258,7 +312,7 @@ def _content(words: Iterable[str]) -> tuple[set[str], set[str]]:
             qualifiers.add(f"severity:{word}")
         elif following == "degree" and word in _ORDINAL:
             content.add(_ORDINAL[word])
-        elif word not in _FILLER:
+        elif word not in _FILLER and len(word) > 1 and not (word in _KEEP_NEXT and not following):
             content.add(word)
     return content, qualifiers
 
@@ -267,23 +321,34 @@ def read(text: str, abbreviations: Mapping[str, str] = {}) -> Phrase:
     """A diagnosis as ``Phrase`` (``abbreviations``: folded short form -> expansion)."""
     heads: set[str] = set()
     clauses: list[frozenset[str]] = []
-    excluded: set[str] = set()
+    causes: list[frozenset[str]] = []
+    excluded: list[frozenset[str]] = []
     qualifiers: set[str] = set()
     for number, segment in enumerate(_segments(_clean(text))):
-        head, inner, negated = _split(_tokens(segment, abbreviations))
-        parts = [head, *[c for clause in inner for c in _and_clauses(clause)]]
-        for index, part in enumerate(parts):
-            words, found = _content(part)
+        parts = _split(_tokens(segment, abbreviations))
+        pieces = [(parts.head, False)]
+        pieces += [(c, cause) for clause, cause in parts.clauses for c in _and_clauses(clause)]
+        for index, (piece, cause) in enumerate(pieces):
+            words, found = _content(piece)
             qualifiers |= found
             if index == 0 and number == 0:
                 heads |= words
             elif words:
                 clauses.append(frozenset(words))
-        words, found = _content(negated)
-        excluded |= words
-        qualifiers |= found
+                if cause:
+                    causes.append(frozenset(words))
+        for negated in parts.excluded:
+            words, found = _content(negated)
+            qualifiers |= found
+            if words:
+                excluded.append(frozenset(words))
     return Phrase(
-        text, frozenset(heads), tuple(clauses), frozenset(excluded), frozenset(qualifiers)
+        text,
+        frozenset(heads),
+        tuple(clauses),
+        tuple(causes),
+        tuple(excluded),
+        frozenset(qualifiers),
     )
 
 
@@ -301,31 +366,116 @@ def _and_clauses(words: list[str]) -> list[list[str]]:
 # --- relating two phrases --------------------------------------------------------------------
 
 
-def relate(answer: Phrase, accepted: Phrase, vocabulary: frozenset[str] | None) -> str:
-    """How ``answer`` relates to one of the case's answers. With ``vocabulary`` (the words the
-    case uses of its diagnosis), what the answer says beyond ``accepted`` must be in it, or
-    the relation is ``unexplained``; without, anything more is ``more_specific``."""
+@dataclass(frozen=True)
+class Context:
+    """What the case says, against which what an answer adds is read: ``named`` (the words of
+    its diagnosis and the answers it credits: what may qualify the condition itself),
+    ``said`` (those and the words of its facts: what a clause may add), ``absent`` (what it
+    rules out or names only as another diagnosis: an answer may exclude these), and ``names``
+    (the heads of its accepted names, so that a clause naming the diagnosis one way covers
+    one naming it another way)."""
+
+    named: frozenset[str]
+    said: frozenset[str]
+    absent: frozenset[str] = frozenset()
+    names: tuple[frozenset[str], ...] = ()
+
+    def widened(self, words: frozenset[str]) -> Context:
+        return Context(self.named | words, self.said | words, self.absent, self.names)
+
+    def names_it(self, words: frozenset[str]) -> bool:
+        return any(words >= name for name in self.names)
+
+    def rules_out(self, word: str) -> bool:
+        """A "non-" word for what the case rules out ("non-perforated", "non-psychotic")."""
+        if not word.startswith("non") or len(word) < 7:
+            return False
+        rest = _stem(word[3:])
+        return any(_stem(a) == rest for a in self.absent)
+
+
+def relate(answer: Phrase, accepted: Phrase, context: Context | None) -> str:
+    """How ``answer`` relates to one of the case's answers. With ``context``, what the answer
+    says beyond ``accepted`` must be something the case says, or the relation is
+    ``unexplained``; without, anything more is ``more_specific``."""
     if not answer.head or not accepted.head:
         return UNRELATED
-    if answer.head == accepted.head or answer.head > accepted.head:
-        head_less = False
-    elif answer.head < accepted.head:
-        head_less = True
-    else:
-        return UNRELATED
+    if answer.head < accepted.head and accepted.head - answer.head <= answer.words:
+        # "haemorrhage from a duodenal ulcer": what the head leaves out, a clause says
+        return _relate_by_words(answer, accepted, context)
+    if answer.head >= accepted.head or answer.head < accepted.head:
+        return _relate_by_head(answer, accepted, context)
+    return _relate_by_words(answer, accepted, context)
+
+
+def _relate_by_head(answer: Phrase, accepted: Phrase, context: Context | None) -> str:
+    names = context.names_it if context is not None else (lambda _: False)
     extra_head = answer.head - accepted.head
+
+    def covers(mine: frozenset[str], theirs: frozenset[str]) -> bool:
+        return theirs <= mine or (names(mine) and names(theirs))
+
     uncovered = [
         c
         for c in accepted.clauses
-        if not any(c <= s for s in answer.clauses) and not c <= extra_head
+        if not c <= extra_head and not any(covers(s, c) for s in answer.clauses)
     ]
-    extra = [s for s in answer.clauses if not any(c <= s for c in accepted.clauses)]
-    said = set(extra_head).union(*extra) | answer.excluded - accepted.excluded
-    if vocabulary is not None and not said <= vocabulary:
-        return UNEXPLAINED
-    if head_less or uncovered:
+    extra = [s for s in answer.clauses if not any(covers(s, c) for c in accepted.clauses)]
+    said = set(extra_head).union(*extra)
+    excluding = answer.excluded_words - accepted.excluded_words
+    claimed = set(extra_head).union(*(c for c in extra if c in answer.causes))
+    verdict = _explained(said, excluding, context, claimed)
+    if verdict is not None:
+        return verdict
+    if answer.head < accepted.head or uncovered:
         return LESS
-    return MORE if said or extra else EQUAL
+    return MORE if said or excluding else EQUAL
+
+
+def _relate_by_words(answer: Phrase, accepted: Phrase, context: Context | None) -> str:
+    """Heads that differ because the words sit differently ("duodenal ulcer haemorrhage",
+    "haemorrhage from a duodenal ulcer"): compared by all their words, unless one's head is
+    the other's cause (hyponatraemia due to delirium is not delirium due to hyponatraemia)."""
+    mine, theirs = answer.words, accepted.words
+    if not (answer.head <= theirs and accepted.head <= mine):
+        return UNRELATED
+    if any(answer.head <= c for c in accepted.causes) or any(
+        accepted.head <= c for c in answer.causes
+    ):
+        return UNRELATED
+    if mine >= theirs:
+        excluding = answer.excluded_words - accepted.excluded_words
+        claimed = (answer.head | frozenset().union(*answer.causes)) - theirs
+        verdict = _explained(set(mine - theirs), excluding, context, claimed)
+        if verdict is not None:
+            return verdict
+        return MORE if mine > theirs or excluding else EQUAL
+    return LESS if mine < theirs else UNRELATED
+
+
+def _explained(
+    said: set[str],
+    excluding: frozenset[str],
+    context: Context | None,
+    qualifying: Iterable[str] = (),
+) -> str | None:
+    """None when everything the answer adds is something the case says: what qualifies the
+    condition itself or claims its cause (``qualifying``: "hospital-acquired", "viral",
+    "type 1", "alcohol-induced") from its diagnosis and credited answers, what a clause of
+    context adds ("with a 4 kHz notch", "(K 7.1)") from its facts too."""
+    if context is None:
+        return None
+    unsaid = {w for w in said - DESCRIPTORS - context.said if not context.rules_out(w)}
+    unsaid |= {w for w in qualifying if w not in context.named and w not in DESCRIPTORS}
+    if "chronic" not in context.named:
+        unsaid.discard("acute")  # an acute presentation of what the case never calls chronic
+    if unsaid or not excluding <= context.said | context.absent:
+        return UNEXPLAINED
+    return None
+
+
+def _stem(word: str) -> str:
+    return re.sub(r"(ation|ion|ed|ic|osis|ive|e)$", "", word)
 
 
 # --- the case's answers ----------------------------------------------------------------------
@@ -364,14 +514,19 @@ class DiagnosisKey:
     partial: list[tuple[Phrase, float]]
     differential: list[Phrase]
     listed: dict[tuple[frozenset[str], ...], float]
-    vocabulary: frozenset[str]
+    data: Mapping[str, Any]  # the case, read for its facts only when an answer needs them
+    vocabulary: frozenset[str]  # the words of the diagnosis and its accepted answers
     sides: frozenset[str]
     severities: frozenset[str]
     stages: frozenset[str]
-    excluded: frozenset[str]
+    excluded: tuple[frozenset[str], ...]
     codes: dict[str, frozenset[str]]
     abbreviations: Mapping[str, str]
     _seen: dict[str, Match] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def context(self) -> Context:
+        return _context(self.data, self.abbreviations, self.full, self.partial, self.differential)
 
     def match(self, answer: str) -> Match:
         found = self._seen.get(answer)
@@ -390,12 +545,13 @@ class DiagnosisKey:
             return Match(self.listed[phrase.key], EQUAL, answer)
         if self._contradicts(phrase):
             return Match(0.0, "contradicts", self.final)
-        relations = [(relate(phrase, a, self.vocabulary), a.text) for a in self.full]
+        relations = [(relate(phrase, a, self.context), a.text) for a in self.full]
+        qualified = self._qualified(phrase)
         for relation, text in relations:
-            if relation in (EQUAL, MORE) and self._qualified(phrase):
+            if relation in (EQUAL, MORE) and qualified:
                 return Match(1.0, relation, text)
         share, by = self._partial(phrase)
-        unexplained = any(r == UNEXPLAINED for r, _ in relations) or not self._qualified(phrase)
+        unexplained = any(r == UNEXPLAINED for r, _ in relations) or not qualified
         different = self._differential(phrase)
         if different is not None and share is None:
             return Match(0.0, "differential", different)
@@ -411,9 +567,9 @@ class DiagnosisKey:
     def _partial(self, phrase: Phrase) -> tuple[float | None, str | None]:
         best: tuple[float | None, str | None] = (None, None)
         for accepted, share in self.partial:
-            words = self.vocabulary | accepted.words
+            context = self.context.widened(accepted.words)
             sides = self.sides | accepted.kind("side:")
-            fits = relate(phrase, accepted, words) in (EQUAL, MORE)
+            fits = relate(phrase, accepted, context) in (EQUAL, MORE)
             if fits and phrase.kind("side:") <= sides and (best[0] is None or share > best[0]):
                 best = (share, accepted.text)
         return best
@@ -432,14 +588,17 @@ class DiagnosisKey:
         other = {"left", "right"} - known if known & {"left", "right"} else set()
         if "bilateral" not in known and sides & other:
             return True
-        return bool(phrase.words & self.excluded) or bool(phrase.excluded & self.vocabulary)
+        if any(e <= phrase.words for e in self.excluded):
+            return True
+        return any(e <= self.vocabulary for e in phrase.excluded)
 
     def _qualified(self, phrase: Phrase) -> bool:
         """Every side, severity and stage the answer gives is one the case gives."""
+        staged = phrase.kind("stage:") | phrase.kind("grade:") | phrase.kind("class:")
         return (
             phrase.kind("side:") <= self.sides
             and phrase.kind("severity:") <= self.severities
-            and phrase.kind("stage:") | phrase.kind("grade:") | phrase.kind("class:") <= self.stages
+            and staged <= self.stages
         )
 
     def _code(self, answer: str) -> Match | None:
@@ -449,9 +608,7 @@ class DiagnosisKey:
         code = found.group(2).upper()
         system = (found.group(1) or "").replace("-", "").replace(" ", "")
         system = {"icd10cm": "icd10", "snomedct": "snomed", "sctid": "snomed"}.get(system, system)
-        shapes = (
-            [system] if system else [s for s, shape in _CODE_SHAPES.items() if shape.match(code)]
-        )
+        shapes = [system] if system else [s for s, form in _CODE_SHAPES.items() if form.match(code)]
         if not shapes or not any(_CODE_SHAPES[s].match(code) for s in shapes):
             return None
         for name in shapes:
@@ -463,12 +620,74 @@ class DiagnosisKey:
         return Match(None, UNRELATED)
 
 
+# --- what a case says ------------------------------------------------------------------------
+
+
 def _texts(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 def _dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+# What negates the words after it in a sentence ("no perforation"), or before it ("cultures
+# negative", "cholangitis excluded").
+_NEGATES_AFTER = frozenset(["no", "not", "without", "absent", "nil", "denies", "denied", "never"])
+_NEGATES_BEFORE = frozenset(["negative", "excluded", "absent", "normal", "unremarkable"])
+# The case's facts about this patient: not the family history (other people), nor the
+# checklists of what to ask (key_history_points), nor what the patient does not know.
+_FACTS = (
+    ("patient", "pmh"),
+    ("patient", "meds"),
+    ("patient", "allergies"),
+    ("patient", "social_history"),
+    ("presentation", "chief_complaint"),
+    ("presentation", "history_of_present_illness"),
+    ("physical_exam",),
+    ("investigations", "results"),
+    ("ground_truth", "severity_or_stage"),
+)
+
+
+def facts_of(
+    data: Mapping[str, Any],
+    abbreviations: Mapping[str, str],
+    paths: Iterable[tuple[str, ...]] = (),
+) -> tuple[set[str], set[str]]:
+    """The words the case's facts affirm somewhere, and those they only ever negate."""
+    affirmed: set[str] = set()
+    negated: set[str] = set()
+    for path in paths or _FACTS:
+        value: Any = data
+        for step in path:
+            value = _dict(value).get(step)
+        for text in _strings(value):
+            # A negation reaches to the end of its sentence: "no ophthalmic, disseminated or
+            # motor complication".
+            for sentence in re.split(r"[.;:()\n]|\bbut\b", _clean(text)):
+                words = _tokens(sentence, abbreviations)
+                cut = [i for i, w in enumerate(words) if w in _NEGATES_AFTER]
+                back = [i for i, w in enumerate(words) if w in _NEGATES_BEFORE]
+                start = cut[0] if cut else len(words)
+                stop = back[-1] if back else 0
+                negated |= set(words[start:]) | set(words[:stop])
+                affirmed |= set(words[stop:start])
+    return affirmed, negated - affirmed
 
 
 def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> DiagnosisKey:
@@ -478,8 +697,7 @@ def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> 
         for k, v in abbreviations.items()
     }
     truth = _dict(data.get("ground_truth"))
-    scoring = _dict(data.get("scoring"))
-    accepted = _dict(scoring.get("acceptable_answers"))
+    accepted = _dict(_dict(data.get("scoring")).get("acceptable_answers"))
     given = truth.get("final_diagnosis")
     final = given if isinstance(given, str) else ""
     full = [read(t, folded) for t in [final, *_texts(accepted.get("final_diagnosis"))] if t]
@@ -495,27 +713,64 @@ def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> 
         listed[phrase.key] = 1.0
     # A differential entry that is the diagnosis said otherwise, or more or less of it, is
     # no evidence against an answer; only the other conditions are.
+    others = [read(t, folded) for t in _texts(truth.get("differential"))]
     differential = [
         p
-        for p in (read(t, folded) for t in _texts(truth.get("differential")))
+        for p in others
         if p.key not in listed and all(relate(p, a, None) == UNRELATED for a in full)
     ]
-    codes = {
-        system: frozenset(c.upper() for c in _texts(values))
-        for system, values in _dict(accepted.get("codes")).items()
-    }
+    severity = truth.get("severity_or_stage")
+    staging = read(severity, folded) if isinstance(severity, str) else None
     return DiagnosisKey(
         final=final,
         full=full,
         partial=partial,
         differential=differential,
         listed=listed,
-        vocabulary=frozenset().union(*(p.words for p in full))
-        - frozenset().union(*(p.excluded for p in full)),
+        data=data,
+        vocabulary=frozenset().union(*(p.words for p in full)),
         sides=frozenset().union(*(p.kind("side:") for p in full)),
-        severities=frozenset().union(*(p.kind("severity:") for p in full)),
-        stages=frozenset(q for p in full for q in p.qualifiers if q.split(":")[0] in _STAGED),
-        excluded=frozenset().union(*(p.excluded for p in full)),
-        codes=codes,
+        severities=frozenset().union(*(p.kind("severity:") for p in [*full, *_opt(staging)])),
+        stages=frozenset(
+            q for p in [*full, *_opt(staging)] for q in p.qualifiers if q.split(":")[0] in _STAGED
+        ),
+        excluded=tuple(e for p in full for e in p.excluded),
+        codes={
+            system: frozenset(c.upper() for c in _texts(values))
+            for system, values in _dict(accepted.get("codes")).items()
+        },
         abbreviations=folded,
+    )
+
+
+def _opt(phrase: Phrase | None) -> list[Phrase]:
+    return [phrase] if phrase is not None else []
+
+
+def _context(
+    data: Mapping[str, Any],
+    abbreviations: Mapping[str, str],
+    full: list[Phrase],
+    partial: list[tuple[Phrase, float]],
+    differential: list[Phrase],
+) -> Context:
+    diagnosis = frozenset().union(*(p.words for p in full))
+    credited = frozenset().union(*(p.words for p, share in partial if share > 0))
+    # Other conditions: the differential's (its heads: "Anticholinergic drug toxicity", not the
+    # drugs it names), the answers the case gives no credit, what the diagnosis excludes.
+    elsewhere = frozenset().union(
+        *(p.head for p in differential),
+        *(p.words for p, share in partial if share == 0),
+        *(p.excluded_words for p in full),
+    )
+    affirmed, negated = facts_of(data, abbreviations)
+    staging, _ = facts_of(data, abbreviations, (("ground_truth", "severity_or_stage"),))
+    # A number in a diagnosis's own name is one word with its kind ("type:1", above), so a
+    # number in the facts is only ever a measurement.
+    facts = frozenset(affirmed) - (elsewhere - diagnosis - credited)
+    return Context(
+        named=diagnosis | credited | (frozenset(staging) - elsewhere),
+        said=diagnosis | credited | facts,
+        absent=frozenset(negated) | elsewhere,
+        names=tuple(p.head for p in full if not p.clauses),
     )
