@@ -267,7 +267,8 @@ def _sort_orders(key: Expected, names: list[str], crediting: set[str], workup: W
 
 
 def cost_and_burden(tests: Iterable[CatalogTest]) -> dict[str, Any]:
-    """A work-up's cost (a total per currency, and the tests costed only by tier) and burden
+    """A work-up's cost (a total per currency, the tests costed only by tier, and the least it
+    costs in USD with each tier at the bottom of its band) and burden
     (effective dose, invasive procedures counted once per procedure, contrast studies,
     sedations, and the tests whose dose no cited table gives)."""
     totals: dict[str, float] = {}
@@ -275,7 +276,8 @@ def cost_and_burden(tests: Iterable[CatalogTest]) -> dict[str, Any]:
     msv = 0.0
     unpriced = contrast = sedation = count = dose_unknown = 0
     procedures: set[str] = set()
-    for test in tests:
+    listed = list(tests)
+    for test in listed:
         count += 1
         cost = test.cost
         if cost is not None and cost.amount is not None and cost.currency:
@@ -296,6 +298,7 @@ def cost_and_burden(tests: Iterable[CatalogTest]) -> dict[str, Any]:
         sedation += burden.sedation
     return {
         "tests": count,
+        "least_cost": round(sum(least_cost(t) for t in listed), 2),
         "cost": {k: round(v, 2) for k, v in sorted(totals.items())},
         "cost_tiers": dict(sorted(tiers.items())),
         "cost_unknown": unpriced,
@@ -305,3 +308,19 @@ def cost_and_burden(tests: Iterable[CatalogTest]) -> dict[str, Any]:
         "contrast": contrast,
         "sedation": sedation,
     }
+
+
+# The least a test priced only by its tier costs: the bottom of the tier's band (catalog
+# header), so that a sum over a work-up is a lower bound and never an invented price.
+TIER_FLOOR = {"low": 0.0, "medium": 25.0, "high": 150.0, "very_high": 750.0}
+
+
+def least_cost(test: CatalogTest | None, currency: str = "USD") -> float:
+    """A test's amount in ``currency``, or the floor of its tier; 0 when the catalog gives
+    neither (or prices it in another currency)."""
+    cost = test.cost if test is not None else None
+    if cost is None:
+        return 0.0
+    if cost.amount is not None:
+        return cost.amount if cost.currency == currency else 0.0
+    return TIER_FLOOR.get(cost.tier or "", 0.0)
