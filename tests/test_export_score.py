@@ -574,3 +574,101 @@ def test_withdrawn_versions_are_left_out_of_export_and_refused_by_the_scorer(
         "gamma",
     ]
     assert "alpha@1 is in this release but was withdrawn in release 1.0.1" in err
+
+
+# --- runs, comparisons and the judge view --------------------------------------------------
+
+
+def test_score_compares_two_runs_and_reports_each(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [submission(c, run="careful") for c in ("alpha", "beta", "gamma")]
+    rows += [
+        submission(c, run="rash", tests=[*MUST, "Elective stress test"]) for c in ("alpha", "beta")
+    ]
+    code, report, _ = run_score(
+        capsys, released, tmp_path, rows, None, "1.0.0", None, "--compare", "careful", "rash"
+    )
+    assert code == 0 and report is not None
+    assert {c["run"] for c in report["cases"]} == {"careful", "rash"}
+    assert set(report["summary"]["runs"]) == {"careful", "rash"}
+    compared = report["compare"]
+    assert (compared["a"], compared["b"], compared["answered_by_both"]) == ("careful", "rash", 2)
+    assert compared["difference"]["diagnostics"]["mean"] == -0.25
+    code, text, _ = cli(
+        capsys, "score", "--release", "1.0.0", str(tmp_path / "subs.jsonl"),
+        "--root", str(released.root), "--compare", "careful", "rash",
+    )  # fmt: skip
+    assert code == 0 and "run rash against run careful: 0 case(s) scored in both" in text
+    assert "accuracy against cost, by run:" in text
+    code, _, err = run_score(
+        capsys, released, tmp_path, rows, None, "1.0.0", None, "--compare", "careful", "rsh"
+    )
+    assert code == 1 and "no submission has run `rsh` (runs: careful, rash)" in err
+
+
+def test_judge_view_shows_every_order_and_the_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    row = submission(
+        ordered=["ECG"],
+        tests=["ECG", "Troponin"],
+        examined=["vital signs"],
+        transcript=[{"role": "doctor", "text": "Where is the pain?"}],
+        run="model-a",
+    )
+    subs = write_lines(tmp_path / "s.jsonl", [row, submission("beta")])
+    code, out, _ = cli(capsys, "judge-view", str(subs), "alpha")
+    assert code == 0
+    assert out == (
+        "== alpha@1 (run model-a)\n"
+        f"Diagnosis: {GOLD}\n"
+        "Tests ordered:\n- ECG (both)\n- Troponin (final answer)\n"
+        "Examined: vital signs\n"
+        "Plan:\n- Aspirin 300 mg chewed\n- Primary PCI\n"
+        "Transcript:\ndoctor: Where is the pain?\n"
+    )
+    code, out, _ = cli(capsys, "judge-view", str(subs), "--format", "json")
+    assert code == 0 and [json.loads(x)["case_id"] for x in out.splitlines()] == ["alpha", "beta"]
+    code, _, err = cli(capsys, "judge-view", str(subs), "delta")
+    assert code == 1 and "has no submission for delta" in err
+    (tmp_path / "bad.jsonl").write_text("{nope\n", "utf-8")
+    code, _, err = cli(capsys, "judge-view", str(tmp_path / "bad.jsonl"))
+    assert code == 1 and "bad.jsonl:1: not a JSON object" in err
+
+
+def test_judge_items_asks_about_a_diagnosis_the_matcher_cannot_decide(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = write_lines(
+        tmp_path / "s.jsonl", [submission(diagnosis="Inferior wall myocardial injury")]
+    )
+    code, out, _ = cli(
+        capsys, "judge-items", "--release", "1.0.0", "--submissions", str(subs),
+        "--root", str(released.root),
+    )  # fmt: skip
+    assert code == 0
+    first = json.loads(out.splitlines()[0])
+    assert (first["item"], first["kind"], first["text"]) == (
+        "diagnosis.equivalent",
+        "diagnosis",
+        GOLD,
+    )
+    judged = [
+        {
+            "case_id": "alpha",
+            "version": 1,
+            "item": "diagnosis.equivalent",
+            "met": True,
+            "judge": "x",
+        }
+    ]
+    code, report, _ = run_score(
+        capsys,
+        released,
+        tmp_path,
+        [submission(diagnosis="Inferior wall myocardial injury")],
+        judged,
+    )
+    assert code == 0 and report is not None
+    assert report["cases"][0]["components"]["diagnosis"] == 1.0
