@@ -565,12 +565,16 @@ class DiagnosisKey:
         return Match(None, UNRELATED)
 
     def _partial(self, phrase: Phrase) -> tuple[float | None, str | None]:
+        """The best share of a partial-credit answer the phrase is, or says more of, with no
+        side or stage the case does not give (CKD G3a is no part of CKD G3b)."""
         best: tuple[float | None, str | None] = (None, None)
         for accepted, share in self.partial:
             context = self.context.widened(accepted.words)
             sides = self.sides | accepted.kind("side:")
+            stages = self.stages | {q for q in accepted.qualifiers if q.split(":")[0] in _STAGED}
             fits = relate(phrase, accepted, context) in (EQUAL, MORE)
-            if fits and phrase.kind("side:") <= sides and (best[0] is None or share > best[0]):
+            fits = fits and phrase.kind("side:") <= sides and _staged(phrase) <= stages
+            if fits and (best[0] is None or share > best[0]):
                 best = (share, accepted.text)
         return best
 
@@ -590,15 +594,20 @@ class DiagnosisKey:
             return True
         if any(e <= phrase.words for e in self.excluded):
             return True
-        return any(e <= self.vocabulary for e in phrase.excluded)
+        if any(e <= self.vocabulary for e in phrase.excluded):
+            return True
+        # "distal" for a proximal DVT, "chronic" for an acute condition, "type B" for A
+        return any(
+            a in phrase.words and b in self.vocabulary and a not in self.vocabulary
+            for a, b in _OPPOSITES
+        )
 
     def _qualified(self, phrase: Phrase) -> bool:
         """Every side, severity and stage the answer gives is one the case gives."""
-        staged = phrase.kind("stage:") | phrase.kind("grade:") | phrase.kind("class:")
         return (
             phrase.kind("side:") <= self.sides
             and phrase.kind("severity:") <= self.severities
-            and staged <= self.stages
+            and _staged(phrase) <= self.stages
         )
 
     def _code(self, answer: str) -> Match | None:
@@ -613,14 +622,40 @@ class DiagnosisKey:
             return None
         for name in shapes:
             for known in self.codes.get(name, ()):
-                if code == known or (name == "icd10" and code.startswith(known)):
-                    return Match(1.0, EQUAL if code == known else MORE, f"{name} {known}")
+                if code == known:
+                    return Match(1.0, EQUAL, f"{name} {known}")
+                if name == "icd10" and code.startswith(known):
+                    # a code below the case's may be the wrong subtype (G30.0 early onset
+                    # under G30): a judge decides
+                    return Match(None, UNEXPLAINED, f"{name} {known}")
                 if name == "icd10" and known.startswith(code):
                     return Match(0.0, LESS, f"{name} {known}")
         return Match(None, UNRELATED)
 
 
+# Words that name the other of two kinds of one condition: an answer saying one where the case
+# says only the other contradicts it.
+_OPPOSITE_PAIRS = (
+    ("proximal", "distal"),
+    ("acute", "chronic"),
+    ("primary", "secondary"),
+    ("upper", "lower"),
+    ("central", "peripheral"),
+    ("benign", "malignant"),
+    ("complete", "incomplete"),
+    ("early", "late"),
+    ("type:a", "type:b"),
+    ("type:1", "type:2"),
+    ("infective", "noninfective"),
+)
+_OPPOSITES = tuple((a, b) for x, y in _OPPOSITE_PAIRS for a, b in ((x, y), (y, x)))
+
+
 # --- what a case says ------------------------------------------------------------------------
+
+
+def _staged(phrase: Phrase) -> frozenset[str]:
+    return frozenset(q for q in phrase.qualifiers if q.split(":")[0] in _STAGED)
 
 
 def _texts(value: Any) -> list[str]:
@@ -769,7 +804,7 @@ def _context(
     # number in the facts is only ever a measurement.
     facts = frozenset(affirmed) - (elsewhere - diagnosis - credited)
     return Context(
-        named=diagnosis | credited | (frozenset(staging) - elsewhere),
+        named=diagnosis | (frozenset(staging) - elsewhere),
         said=diagnosis | credited | facts,
         absent=frozenset(negated) | elsewhere,
         names=tuple(p.head for p in full if not p.clauses),
