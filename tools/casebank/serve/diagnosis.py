@@ -16,8 +16,8 @@ less anything the case negates ("no perforation") and the words only its differe
 The credit (docs/scoring.md):
 
 1. an answer the case lists, read the same way, earns what the case gives it;
-2. a side, or an exclusion, the case contradicts ("left" for a right-sided case, "with aura"
-   for "without aura") earns 0;
+2. a side, an exclusion or a kind the case contradicts ("left" for a right-sided case, "with
+   aura" for "without aura", "distal" for a proximal thrombosis) earns 0;
 3. the diagnosis or an accepted answer, equal or more specific: 1;
 4. a partial-credit answer, equal or more specific: its share;
 5. a differential diagnosis the case names as such: 0;
@@ -26,8 +26,9 @@ The credit (docs/scoring.md):
 7. less specific than an accepted answer and given no partial credit: 0;
 8. anything else: undecided.
 
-A code (ICD-10, ICD-11, SNOMED CT) is an answer too: the case's code, or an ICD-10 code below
-it, earns 1; the ICD-10 category above it is less specific; another code is undecided.
+A code (ICD-10, ICD-11, SNOMED CT) is an answer too: the case's code earns 1; the ICD-10
+category above it is less specific; a code below it (perhaps another kind) or any other code
+is undecided.
 """
 
 from __future__ import annotations
