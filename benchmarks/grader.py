@@ -221,9 +221,18 @@ def _archetypes(rows: list[dict[str, Any]], scored: dict[str, score.CaseScore]) 
         if "expert" in c and "over_investigation" in c
     ]
     duels = [(e, o) for e, o in duels if e is not None and o is not None]
+    work = [
+        (c["expert"].components["diagnostics"], c["over_investigation"].components["diagnostics"])
+        for c in by_case.values()
+        if "expert" in c and "over_investigation" in c
+    ]
     dangerous = [scored[r["id"]] for r in rows if r["archetype"] == "dangerous"]
     return {
         "expert_over_investigator": (sum(e > o for e, o in duels), len(duels)),
+        "expert_over_investigator_diagnostics": (
+            sum((e or 0) > (o or 0) for e, o in work),
+            len(work),
+        ),
         "danger_capped": (
             sum(c.critical_safety_error is True for c in dangerous),
             sum(c.critical_safety_error is None for c in dangerous),
@@ -264,7 +273,9 @@ def report(
         f"Kendall tau-b {found['kendall_deterministic']:.3f}",
         f"pairwise accuracy {found['pairwise_accuracy']:.3f} over {found['pairs']} pair(s) "
         "of one case",
-        f"expert above over-investigator in {won} of {duels} case(s)",
+        f"expert above over-investigator in {won} of {duels} case(s) both scored "
+        f"(on diagnostics alone: {found['expert_over_investigator_diagnostics'][0]} of "
+        f"{found['expert_over_investigator_diagnostics'][1]})",
         f"dangerous answers capped in {capped} of {dangerous} ({waiting} await a verdict)",
     ]
     against = found["against"]

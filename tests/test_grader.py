@@ -90,7 +90,8 @@ def test_the_report_per_split(
     tuning = out.split("== tuning:")[1].split("== held_out:")[0]
     assert "5 of 5 submission(s) rated, 5 fully scored" in tuning
     # expert 1.0 = synonym 1.0 > over-investigator > wrong diagnosis > dangerous (0, capped)
-    assert "expert above over-investigator in 1 of 1 case(s)" in tuning
+    assert "expert above over-investigator in 1 of 1 case(s) both scored" in tuning
+    assert "(on diagnostics alone: 1 of 1)" in tuning
     assert "dangerous answers capped in 1 of 1 (0 await a verdict)" in tuning
     # The ratings order synonym (9) above the equal-scored expert (10) is a tie: half a pair.
     assert "pairwise accuracy 0.950 over 10 pair(s) of one case" in tuning

@@ -98,7 +98,11 @@ _SYNONYMS = {
     )
     for word in group
 }
-_PHRASES = {"menorrhagia": "heavy menstrual bleeding", "echo": "echocardiography"}
+_PHRASES = {
+    "menorrhagia": "heavy menstrual bleeding",
+    "echo": "echocardiography",
+    "ectopic": "ectopic pregnancy",  # "a ruptured right tubal ectopic"
+}
 # Prefixes written apart or hyphenated ("pre-eclampsia", "non ST elevation"): joined on.
 _JOINED = frozenset(
     [
@@ -109,7 +113,7 @@ _JOINED = frozenset(
 _FILLER = frozenset(
     [
         "a", "an", "the", "of", "and", "or", "disease", "sided", "side", "segment", "mellitus",
-        "patient", "known", "episode", "therapy", "treatment", "use", "on", "at", "to"
+        "patient", "known", "episode", "therapy", "treatment", "use", "at", "to"
     ]
 )  # fmt: skip
 _KEEP_NEXT = frozenset(["type", "stage", "grade", "class", "group", "hepatitis", "vitamin"])
@@ -149,6 +153,7 @@ _CONTEXT = (
     "related to",
     "leading to",
     "resulting in",
+    "on",
     "causing",
     "affecting",
     "involving",
@@ -164,7 +169,9 @@ _CONNECTORS = tuple((p.split(), p in _CAUSES) for p in (*_CAUSES, *_CONTEXT))
 DESCRIPTORS = frozenset(
     [
         "new", "newly", "diagnosed", "diagnosis", "onset", "duration", "typical", "positive",
-        "confirmed", "proven", "presentation", "phenotype", "stage", "only", "involvement"
+        "confirmed", "proven", "presentation", "phenotype", "stage", "only", "involvement",
+        "man", "woman", "male", "female", "boy", "girl", "child", "infant", "baby", "adult",
+        "year", "old", "month", "week", "day", "aged", "elderly", "teenager", "term"
     ]
 )  # fmt: skip
 # The same words written before the head ("gliclazide-induced hypoglycaemia"): what comes
@@ -392,6 +399,8 @@ class Context:
         if not word.startswith("non") or len(word) < 7:
             return False
         rest = _stem(word[3:])
+        if any(_stem(n) == rest for n in self.named):
+            return False  # "non-diabetic" of a diabetes: not ruled out, contradicted
         return any(_stem(a) == rest for a in self.absent)
 
 
@@ -467,7 +476,11 @@ def _explained(
     if context is None:
         return None
     unsaid = {w for w in said - DESCRIPTORS - context.said if not context.rules_out(w)}
-    unsaid |= {w for w in qualifying if w not in context.named and w not in DESCRIPTORS}
+    unsaid |= {
+        w
+        for w in qualifying
+        if w not in context.named and w not in DESCRIPTORS and not context.rules_out(w)
+    }
     if "chronic" not in context.named:
         unsaid.discard("acute")  # an acute presentation of what the case never calls chronic
     if unsaid or not excluding <= context.said | context.absent:
@@ -597,10 +610,11 @@ class DiagnosisKey:
             return True
         if any(e <= self.vocabulary for e in phrase.excluded):
             return True
-        # "distal" for a proximal DVT, "chronic" for an acute condition, "type B" for A
+        # "distal" for a proximal DVT, "type B" for A: in the condition named, not in what
+        # the answer adds ("AKI on CKD", "the distal femoral vein")
+        heads = frozenset().union(*(p.head for p in self.full))
         return any(
-            a in phrase.words and b in self.vocabulary and a not in self.vocabulary
-            for a, b in _OPPOSITES
+            a in phrase.head and b in heads and a not in self.vocabulary for a, b in _OPPOSITES
         )
 
     def _qualified(self, phrase: Phrase) -> bool:
@@ -688,6 +702,8 @@ _NEGATES_BEFORE = frozenset(["negative", "excluded", "absent", "normal", "unrema
 # The case's facts about this patient: not the family history (other people), nor the
 # checklists of what to ask (key_history_points), nor what the patient does not know.
 _FACTS = (
+    ("patient", "age"),
+    ("patient", "sex"),
     ("patient", "pmh"),
     ("patient", "meds"),
     ("patient", "allergies"),
