@@ -550,8 +550,7 @@ CASE_SCHEMA: Schema = {
                         {
                             "must_order": required(
                                 must_orders(
-                                    "Tests that must be ordered (an item may be "
-                                    "`{any_of: [...]}`).",
+                                    "Tests that must be ordered.",
                                     [
                                         "ECG",
                                         "Troponin",
@@ -701,8 +700,7 @@ CASE_SCHEMA: Schema = {
                 ),
                 "critical_safety_errors": required(
                     text_list(
-                        "Errors that fail the answer: acts, or omissions of a time-critical "
-                        "treatment, decidable from the answer or the transcript.",
+                        "Errors that fail the answer whatever else it gets right.",
                         ["Discharging a patient with ongoing ischaemic chest pain"],
                         minlength=1,
                     )
