@@ -73,6 +73,14 @@ class Expected:
     should_not: list[CatalogTest]
     _answers: dict[str, tuple[Answer, CatalogTest | None]] = field(default_factory=dict)
     _sources: dict[str, frozenset[str]] = field(default_factory=dict)
+    _meets: dict[tuple[str, str], bool] = field(default_factory=dict)
+    _examined: dict[str, set[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Names, not tests, are compared: a catalog test's equality walks every field.
+        self.names = [group_name(g) for g in self.groups]
+        self.should_not_names = frozenset(t.name for t in self.should_not)
+        self.optional_names = frozenset(t.name for t in self.optional)
 
     def answer(self, name: str) -> tuple[Answer, CatalogTest | None]:
         """The oracle's answer to an order, and the catalog test it is (timing taken out of
@@ -102,11 +110,24 @@ class Expected:
         return found
 
     def meets(self, name: str, wanted: CatalogTest) -> bool:
+        """Whether an order meets a wanted test (remembered: submissions repeat orders)."""
+        found = self._meets.get((name, wanted.name))
+        if found is None:
+            found = self._meets[(name, wanted.name)] = self._meets_now(name, wanted)
+        return found
+
+    def examined(self, part: str) -> set[str]:
+        found = self._examined.get(part)
+        if found is None:
+            found = self._examined[part] = examined_names(self.oracle, [part])
+        return found
+
+    def _meets_now(self, name: str, wanted: CatalogTest) -> bool:
         answer, test = self.answer(name)
         if test is not None and (
             test is wanted
-            or wanted in self.catalog.components_of(test)
-            or test in self.catalog.answered_by(wanted)
+            or any(t is wanted for t in self.catalog.components_of(test))
+            or any(t is test for t in self.catalog.answered_by(wanted))
         ):
             return True
         given = self.sources(answer)
@@ -208,16 +229,16 @@ class Workup:
 
 def read_workup(key: Expected, ordered: Sequence[str], examined: Sequence[str]) -> Workup:
     names = list(dict.fromkeys(n.strip() for n in ordered if n.strip()))
-    exam = examined_names(key.oracle, examined) if examined else set()
+    exam: set[str] = set().union(*(key.examined(part) for part in examined))
     credited: dict[str, str] = {}
-    for group in key.groups:
+    for name, group in zip(key.names, key.groups, strict=True):
         by = next((n for w in group for n in names if key.meets(n, w)), None)
-        if by is None and any(examined_meets(w, exam) for w in group):
+        if by is None and exam and any(examined_meets(w, exam) for w in group):
             by = "examination"
         if by is not None:
-            credited[group_name(group)] = by
-    hit = [group_name(g) for g in key.groups if group_name(g) in credited]
-    missed = [group_name(g) for g in key.groups if group_name(g) not in credited] + key.unknown
+            credited[name] = by
+    hit = [n for n in key.names if n in credited]
+    missed = [n for n in key.names if n not in credited] + key.unknown
     workup = Workup(hit, missed, credited, [], [], [], [], [], 0.0, 0.0)
     _sort_orders(key, names, set(credited.values()), workup)
     total = len(key.groups) + len(key.unknown)
@@ -246,11 +267,11 @@ def _sort_orders(key: Expected, names: list[str], crediting: set[str], workup: W
             continue
         seen.add(test.name)
         workup.tests.append(test)
-        if test in key.should_not:
+        if test.name in key.should_not_names:
             workup.should_not.append(test.name)
         elif name in crediting or any(key.meets(name, w) for g in key.groups for w in g):
             pass
-        elif test in key.optional or any(key.meets(name, o) for o in key.optional):
+        elif test.name in key.optional_names or any(key.meets(name, o) for o in key.optional):
             workup.optional.append(test.name)
         else:
             unneeded.append((name, test))
