@@ -310,3 +310,10 @@ def publish(session: nox.Session) -> None:
         "--verify-tag", "--title", f"casebank {version}", "--notes-file", f"{folder}/README.md",
         external=True,
     )  # fmt: skip
+
+
+@nox.session(default=False)
+def grader(session: nox.Session) -> None:
+    """How casebank's scores agree with a clinician's ratings (benchmarks/grader.py)."""
+    session.install(".")
+    session.run("python", "benchmarks/grader.py", *session.posargs)

@@ -103,3 +103,55 @@ def test_resolution_is_case_and_space_insensitive() -> None:
     # filler words, British spellings and word order do not change which test is meant
     assert catalog.suggest_test("Potassium level") == "Potassium"
     assert catalog.suggest_test("serum haemoglobin result") == "Hemoglobin"
+
+
+# --- cost and burden ----------------------------------------------------------------------
+
+CXR_COST = '    cost: {amount: 32.67, currency: USD, year: 2025, source: cms-pfs, code: "71046"}\n'
+CXR_BURDEN = "    burden: {invasive: none, radiation_msv: 0.1, contrast: none, sedation: false}\n"
+
+
+def test_every_shipped_test_has_a_cost_and_a_burden() -> None:
+    """Issue 23: the whole catalog, test by test, with the sources cited in its header."""
+    from conftest import FIXTURES
+
+    text = (FIXTURES.parent.parent / "catalog.yaml").read_text(encoding="utf-8")
+    loaded = load_document("catalog.yaml", text.encode())
+    assert loaded.document is not None
+    catalog = build_catalog(loaded.document.data)
+    lacking = [t.name for t in catalog.tests if t.cost is None or t.burden is None]
+    assert lacking == [] and len(catalog.tests) > 1000
+    priced = [t.cost for t in catalog.tests if t.cost and t.cost.amount is not None]
+    assert priced and all(c and c.currency and c.year and c.source for c in priced)
+    assert all(t.cost and t.cost.band for t in catalog.tests)
+    header = text.split("vocabularies:")[0]
+    for source in ("Clinical Laboratory Fee Schedule", "Physician Fee Schedule", "Mettler"):
+        assert source in header
+
+
+@pytest.mark.parametrize(
+    "cost,where",
+    [
+        ("", "tests[9]"),
+        ("    cost: {amount: 32.67}\n", "tests[9].cost"),
+        ("    cost: {tier: medium, amount: 32.67, currency: USD, year: 2025, source: x}\n",
+         "tests[9].cost"),
+        ("    cost: {tier: medium}\n", None),
+        (CXR_COST, None),
+    ],
+)  # fmt: skip
+def test_a_test_needs_a_sourced_cost_or_a_tier(cost: str, where: str | None) -> None:
+    text = edit_catalog(CXR_COST, cost)
+    if where is None:
+        assert catalog_found(text) == []
+        return
+    line = line_of(text, cost.strip() if cost else "name: Chest X-ray")
+    assert catalog_found(text) == [("CB505", where, line)]
+
+
+def test_a_test_needs_a_burden_and_a_dose_or_unknown() -> None:
+    text = edit_catalog(CXR_BURDEN, "")
+    assert catalog_found(text) == [("CB505", "tests[9]", line_of(text, "name: Chest X-ray"))]
+    assert catalog_found(edit_catalog("radiation_msv: 0.1,", "radiation_msv: unknown,")) == []
+    guessed = edit_catalog("radiation_msv: 0.1,", "radiation_msv: some,")
+    assert [r for r, _, _ in catalog_found(guessed)] == ["CB204"]  # not one of the forms

@@ -265,9 +265,13 @@ def run_score(
     rows: list[dict[str, Any]],
     judgements: list[dict[str, Any]] | None = None,
     release: str = "1.0.0",
+    method: str | None = None,
+    *extra: str,
 ) -> tuple[int, dict[str, Any] | None, str]:
     subs = write_lines(tmp_path / "subs.jsonl", rows)
     argv = ["score", "--release", release, str(subs), "--root", str(repo.root), "--format", "json"]
+    argv += ["--method", method] if method else []
+    argv += list(extra)
     if judgements is not None:
         argv += ["--judgements", str(write_lines(tmp_path / "judged.jsonl", judgements))]
     code, out, err = cli(capsys, *argv)
@@ -333,7 +337,13 @@ def test_partial_credit_only_where_the_case_gives_it(
     _, report, _ = run_score(capsys, repo, tmp_path, rows)
     assert report is not None
     assert by_case(report)["alpha"]["components"]["diagnosis"] == 0.5
-    assert by_case(report)["beta"]["components"]["diagnosis"] == 0.0
+    # beta gives no partial credit, and ACS is not an accepted answer: method 2 does not
+    # guess 0 but asks a judge; method 1 scored it 0.
+    beta = by_case(report)["beta"]
+    assert beta["components"]["diagnosis"] is None
+    assert beta["details"]["items_pending"][0] == "diagnosis.equivalent"
+    _, old, _ = run_score(capsys, repo, tmp_path, rows, method="casebank-score/1")
+    assert old is not None and by_case(old)["beta"]["components"]["diagnosis"] == 0.0
 
 
 def test_diagnostics_count_aliases_and_penalise_should_not_order(
@@ -350,9 +360,13 @@ def test_diagnostics_count_aliases_and_penalise_should_not_order(
     assert cases["alpha"]["components"]["diagnostics"] == 1.0
     assert cases["beta"]["components"]["diagnostics"] == pytest.approx(2 / 3, abs=1e-6)
     assert cases["beta"]["details"]["must_order_missed"] == ["Complete blood count"]
-    assert cases["gamma"]["components"]["diagnostics"] == 0.75
+    # Method 2: the should-not-order test costs 0.25, an order the catalog does not know the
+    # base cost of any unneeded order (0.02).
+    assert cases["gamma"]["components"]["diagnostics"] == 0.73
     assert cases["gamma"]["details"]["should_not_order_ordered"] == ["Elective stress test"]
     assert cases["gamma"]["details"]["tests_not_in_catalog"] == ["Tarot reading"]
+    _, old, _ = run_score(capsys, released, tmp_path, rows, method="casebank-score/1")
+    assert old is not None and by_case(old)["gamma"]["components"]["diagnostics"] == 0.75
 
 
 def test_without_verdicts_treatment_and_safety_are_pending_never_guessed(
@@ -524,7 +538,16 @@ def test_judge_items_lists_stable_ids_with_questions(
     )
     lines = [json.loads(line) for line in out.splitlines()]
     assert {line["case_id"] for line in lines} == {"beta"}
-    assert lines[0]["answer"] == {"diagnosis": GOLD, "plan": ["Rest"]}
+    assert lines[0]["answer"] == {
+        "case_id": "beta",
+        "version": 1,
+        "diagnosis": GOLD,
+        "orders": [{"test": t, "when": "final answer"} for t in MUST],
+        "examined": [],
+        "plan": ["Rest"],
+        "transcript": [],
+    }
+    assert lines[0]["view"].startswith(f"Diagnosis: {GOLD}\nTests ordered:\n- ECG (final answer)")
 
 
 # --- withdrawn versions: left out everywhere ---------------------------------------------
@@ -557,3 +580,101 @@ def test_withdrawn_versions_are_left_out_of_export_and_refused_by_the_scorer(
         "gamma",
     ]
     assert "alpha@1 is in this release but was withdrawn in release 1.0.1" in err
+
+
+# --- runs, comparisons and the judge view --------------------------------------------------
+
+
+def test_score_compares_two_runs_and_reports_each(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [submission(c, run="careful") for c in ("alpha", "beta", "gamma")]
+    rows += [
+        submission(c, run="rash", tests=[*MUST, "Elective stress test"]) for c in ("alpha", "beta")
+    ]
+    code, report, _ = run_score(
+        capsys, released, tmp_path, rows, None, "1.0.0", None, "--compare", "careful", "rash"
+    )
+    assert code == 0 and report is not None
+    assert {c["run"] for c in report["cases"]} == {"careful", "rash"}
+    assert set(report["summary"]["runs"]) == {"careful", "rash"}
+    compared = report["compare"]
+    assert (compared["a"], compared["b"], compared["answered_by_both"]) == ("careful", "rash", 2)
+    assert compared["difference"]["diagnostics"]["mean"] == -0.25
+    code, text, _ = cli(
+        capsys, "score", "--release", "1.0.0", str(tmp_path / "subs.jsonl"),
+        "--root", str(released.root), "--compare", "careful", "rash",
+    )  # fmt: skip
+    assert code == 0 and "run rash against run careful: 0 case(s) scored in both" in text
+    assert "accuracy against cost, by run:" in text
+    code, _, err = run_score(
+        capsys, released, tmp_path, rows, None, "1.0.0", None, "--compare", "careful", "rsh"
+    )
+    assert code == 1 and "no submission has run `rsh` (runs: careful, rash)" in err
+
+
+def test_judge_view_shows_every_order_and_the_transcript(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    row = submission(
+        ordered=["ECG"],
+        tests=["ECG", "Troponin"],
+        examined=["vital signs"],
+        transcript=[{"role": "doctor", "text": "Where is the pain?"}],
+        run="model-a",
+    )
+    subs = write_lines(tmp_path / "s.jsonl", [row, submission("beta")])
+    code, out, _ = cli(capsys, "judge-view", str(subs), "alpha")
+    assert code == 0
+    assert out == (
+        "== alpha@1 (run model-a)\n"
+        f"Diagnosis: {GOLD}\n"
+        "Tests ordered:\n- ECG (both)\n- Troponin (final answer)\n"
+        "Examined: vital signs\n"
+        "Plan:\n- Aspirin 300 mg chewed\n- Primary PCI\n"
+        "Transcript:\ndoctor: Where is the pain?\n"
+    )
+    code, out, _ = cli(capsys, "judge-view", str(subs), "--format", "json")
+    assert code == 0 and [json.loads(x)["case_id"] for x in out.splitlines()] == ["alpha", "beta"]
+    code, _, err = cli(capsys, "judge-view", str(subs), "delta")
+    assert code == 1 and "has no submission for delta" in err
+    (tmp_path / "bad.jsonl").write_text("{nope\n", "utf-8")
+    code, _, err = cli(capsys, "judge-view", str(tmp_path / "bad.jsonl"))
+    assert code == 1 and "bad.jsonl:1: not a JSON object" in err
+
+
+def test_judge_items_asks_about_a_diagnosis_the_matcher_cannot_decide(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subs = write_lines(
+        tmp_path / "s.jsonl", [submission(diagnosis="Inferior wall myocardial injury")]
+    )
+    code, out, _ = cli(
+        capsys, "judge-items", "--release", "1.0.0", "--submissions", str(subs),
+        "--root", str(released.root),
+    )  # fmt: skip
+    assert code == 0
+    first = json.loads(out.splitlines()[0])
+    assert (first["item"], first["kind"], first["text"]) == (
+        "diagnosis.equivalent",
+        "diagnosis",
+        GOLD,
+    )
+    judged = [
+        {
+            "case_id": "alpha",
+            "version": 1,
+            "item": "diagnosis.equivalent",
+            "met": True,
+            "judge": "x",
+        }
+    ]
+    code, report, _ = run_score(
+        capsys,
+        released,
+        tmp_path,
+        [submission(diagnosis="Inferior wall myocardial injury")],
+        judged,
+    )
+    assert code == 0 and report is not None
+    assert report["cases"][0]["components"]["diagnosis"] == 1.0

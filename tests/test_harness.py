@@ -514,3 +514,90 @@ def test_an_inspect_limit_still_records_and_scores_what_happened(
     assert record["ended"] == "limit"
     assert record["tests_scored"] == ["ECG"]
     assert value(s)["diagnostics"] == round(1 / 3, 6)
+
+
+# --- method 2: examinations, the judge view, cost and budget -------------------------------
+
+
+@pytest.fixture
+def examined(tmp_path: Path) -> GitRepo:
+    """One case whose must-order vital signs are recorded in the examination only."""
+    text = case_text("delta", "Case delta").replace(
+        "must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, CBC, Vital signs]"
+    )
+    text = text.replace(
+        '  cardiovascular: "Regular rhythm, no murmur"\n',
+        '  cardiovascular: "Regular rhythm, no murmur"\n  vital_signs: "HR 98, BP 150/90"\n',
+    )
+    repo = dataset(tmp_path / "repo", {"delta": text})
+    assert main(["release", "1.0.0", "--root", str(repo.root)]) == 0
+    return repo
+
+
+def test_an_examination_meets_the_vital_signs_a_case_asks_for(
+    examined: GitRepo, tmp_path: Path
+) -> None:
+    without = run(examined, tmp_path, Script([*orders(*MUST), answer()]))
+    assert value(sample(without, "delta@1"))["diagnostics"] == 0.75
+    steps: list[Step] = [("examine", {"part": "vital signs"}), *orders(*MUST), answer()]
+    log = run(examined, tmp_path, Script(steps))
+    s = sample(log, "delta@1")
+    assert value(s)["diagnostics"] == 1.0
+    assert metadata(s)["details"]["must_order_credited_by"]["Vital signs"] == "examination"
+    assert s.store[EPISODE]["examined"] == ["vital signs"]
+
+
+def test_the_judge_sees_the_judge_view_with_every_order_and_the_transcript(
+    released: GitRepo, tmp_path: Path
+) -> None:
+    judge = Script([], judge=_verdicts())
+    steps: list[Step] = [
+        ("ask_patient", {"question": "When did it start?"}),
+        *orders("ECG"),
+        answer(tests=["Troponin", "CBC"]),
+    ]
+    run(released, tmp_path, Script(steps), {"judge": judge.model()}, cases="alpha")
+    prompt = judge.seen["judge"][0][-1].text
+    assert "- ECG (consultation)\n- Troponin (final answer)\n- CBC (final answer)" in prompt
+    assert "doctor: When did it start?\npatient: It started 45 minutes ago" in prompt
+    assert "doctor: orders ECG\nresult: {" in prompt
+
+
+def test_cost_dose_tests_and_questions_are_reported_per_sample_and_as_metrics(
+    released: GitRepo, tmp_path: Path
+) -> None:
+    steps: list[Step] = [
+        ("ask_patient", {"question": "When did it start?"}),
+        *orders(*MUST, "Chest X-ray"),
+        answer(),
+    ]
+    log = run(released, tmp_path, Script(steps), cases="alpha")
+    s = sample(log, "alpha@1")
+    got = value(s)
+    # The fixture catalog's amounts: ECG 13.91, troponin 12.47, CBC 7.77, chest X-ray 32.67 USD
+    assert got["tests"] == 4 and got["questions"] == 1
+    assert got["radiation_msv"] == 0.1  # the chest X-ray
+    assert got["cost"] == 66.82 == metadata(s)["workup"]["least_cost"]
+    found = metrics(log)
+    assert found["cost"] == got["cost"] and found["tests"] == 4.0 and found["questions"] == 1.0
+    assert found["radiation_msv"] == 0.1
+
+
+def test_orders_past_the_budget_are_refused_and_recorded(released: GitRepo, tmp_path: Path) -> None:
+    steps: list[Step] = [*orders("Chest X-ray", *MUST), answer()]
+    log = run(released, tmp_path, Script(steps), cases="alpha", budget=40)
+    s = sample(log, "alpha@1")
+    record = s.store[EPISODE]
+    # The chest X-ray (32.67 USD) is answered; ECG, troponin and CBC would each exceed $40.
+    assert record["spent"] == 32.67 and record["orders_refused"] == MUST
+    tools = [m.text for m in s.messages if m.role == "tool"]
+    assert any(t.startswith("Not answered: the budget of $40.00 would be exceeded") for t in tools)
+    assert metadata(s)["orders_refused"] == record["orders_refused"]
+    doctor = sample(log, "alpha@1").messages[0].text
+    assert "once $40 of test orders is spent" in doctor
+
+
+def test_a_negative_budget_is_refused(released: GitRepo) -> None:
+    with pytest.raises(Exception) as raised:
+        osce(release="1.0.0", root=str(released.root), budget=-5)
+    assert "budget must be a number of USD" in getattr(raised.value, "message", "")

@@ -50,7 +50,7 @@ FILLED = {
         '["Crescendo angina"]'
     ),
     '["TODO: errors that fail the answer whatever else it gets right, e.g. Discharging a '
-    'patient with ongoing ischaemic chest pain"]': '["Missing the ECG changes"]',
+    'patient with ongoing ischaemic chest pain"]': '["Discharging with ongoing chest pain"]',
 }
 
 

@@ -275,6 +275,64 @@ def test_acceptable_answer_that_is_a_real_variant_passes() -> None:
     assert check_text(text) == []
 
 
+@pytest.mark.parametrize(
+    "item,why",
+    [
+        ("Failing to ask about red flags", "asks, examines or advises"),
+        ("No safety-net advice", "asks, examines or advises"),
+        ("Not examining the ears", "asks, examines or advises"),
+        ("Not measuring oxygen saturation", "left undone"),
+        ("Missing the pneumothorax on the chest X-ray", "left undone"),
+        ("No continuous cardiac monitoring", "left undone"),
+        ("Not giving systemic corticosteroids", "without a time"),
+        ("Antihistamines as first-line treatment", "does not begin with an act"),
+    ],
+)
+def test_a_critical_error_a_judge_cannot_decide_is_refused(item: str, why: str) -> None:
+    text = edit(
+        'critical_safety_errors: ["Discharging the patient"]',
+        f'critical_safety_errors: ["Discharging the patient", "{item}"]',
+    )
+    [p] = check_text(text)
+    assert (p.rule, p.path, p.line) == (
+        "CB428",
+        "scoring.critical_safety_errors[1]",
+        line_of(text, "critical_safety_errors"),
+    )
+    assert why in p.message
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "Not giving systemic corticosteroids within the first hour",
+        "Not giving IM adrenaline immediately",
+        "Delaying antibiotics to wait for a CT",
+        "Withholding analgesia until imaging is done",
+        "Giving insulin without checking the potassium",
+        "Prescribing a combined pill without checking for a VTE history",
+    ],
+)
+def test_acts_and_timed_omissions_are_decidable(item: str) -> None:
+    text = edit(
+        'critical_safety_errors: ["Discharging the patient"]',
+        f'critical_safety_errors: ["{item}"]\n  process: ["Asks about red flags"]',
+    )
+    assert check_text(text) == []
+
+
+def test_an_item_of_alternatives_needs_one_of_them_served() -> None:
+    # Urine pregnancy test has no result in the fixture case: served by the policy (CB405),
+    # unless one of its alternatives is answered by the case.
+    alone = edit("must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, CBC, Urine hCG]")
+    assert rules_of(alone) == ["CB405"]
+    either = edit(
+        "must_order: [ECG, Troponin, CBC]",
+        "must_order: [ECG, Troponin, {any_of: [Urine hCG, Hemoglobin]}]",
+    )
+    assert check_text(either) == []
+
+
 # --- content ------------------------------------------------------------------------------
 
 

@@ -320,10 +320,11 @@ def test_a_default_on_a_test_the_case_determines_is_refused() -> None:
 
 def test_derive_must_name_a_formula() -> None:
     text = TEST_CATALOG.replace(
-        "    kind: bedside\n    family: cardiac_rhythm\n",
-        "    kind: bedside\n    derive: news\n    family: cardiac_rhythm\n",
+        '  - name: ECG\n    aliases: ["EKG", "12-lead ECG"]\n    kind: bedside\n',
+        '  - name: ECG\n    aliases: ["EKG", "12-lead ECG"]\n    kind: bedside\n    derive: news\n',
         1,
     )
+    assert "derive: news\n" in text
     assert ("CB521", "tests[0].derive") in catalog_found(text)
     assert "news2" in FORMULAS
 

@@ -357,3 +357,26 @@ def test_the_examiner_view_of_the_fixture_holds_the_diagnosis() -> None:
     """Guard for the leak tests above: they would pass trivially if the texts were wrong."""
     text = rich_case("alpha", "A")
     assert all(t in text for t in EXAMINER_TEXTS) and DIAGNOSIS in text
+
+
+def test_case_pages_show_each_tests_burden_and_the_release_page_the_expected_work_up(
+    released: GitRepo, tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    assert build(released.root, out, "--release", "2.0.0") == 0
+    case = page(out, "cases/alpha.html")
+    examiner = case.split('id="examiner-details"')[1]
+    assert '<h3 id="burden-heading">What the tests cost the patient</h3>' in examiner
+    # The expected tests are examiner knowledge: the table is in the closed examiner section.
+    assert "burden-heading" not in case.split('id="examiner-details"')[0]
+    assert (
+        '<th scope="row">Chest X-ray</th><td>optional</td><td>32.67 USD (cms-pfs, 2025)</td>'
+        "<td>none</td><td>0.1 mSv</td><td>none</td><td>no</td>"
+    ) in examiner
+    release = page(out, "releases/2.0.0.html")
+    assert '<h2 id="workup-heading">Expected work-up per case</h2>' in release
+    # ECG 13.91 + troponin 12.47 + CBC 7.77 USD, from the fixture catalog
+    assert (
+        '<a href="../cases/alpha.html">alpha</a></th><td>3</td><td>34.15</td><td>0</td>' in release
+    )
+    assert "workup-heading" not in page(out, "releases/1.0.0.html")  # only the release shown

@@ -52,6 +52,7 @@ COMMANDS = (
     "export",
     "score",
     "judge-items",
+    "judge-view",
     "site",
     "import",
 )

@@ -1,10 +1,14 @@
-"""`casebank score --release X.Y.Z SUBMISSIONS.jsonl`: the reference scorer (docs/scoring.md)."""
+"""`casebank score --release X.Y.Z SUBMISSIONS.jsonl`: the reference scorer (docs/scoring.md).
+
+`--method` picks the scoring method (method 1 stays reproducible), `--compare A B` adds the
+paired bootstrap difference of run B against run A."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,18 @@ def register(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="JSONL verdicts on the rubric items (`casebank judge-items` lists them)",
+    )
+    parser.add_argument(
+        "--method",
+        choices=score.METHODS,
+        default=score.METHOD,
+        help=f"the scoring method (default {score.METHOD}; docs/scoring.md)",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("RUN_A", "RUN_B"),
+        help="the paired bootstrap difference of run B against run A, over the cases both scored",
     )
 
 
@@ -74,13 +90,17 @@ def run(args: argparse.Namespace) -> int:
     )
     if problems or bad_verdicts or against:
         return _refuse(_by_line([*problems, *bad_verdicts, *against], files))
-    scored = score.score_all(submissions, judgements, keys, catalog)
-    report = {
+    if args.compare:
+        _check_runs(args.compare, submissions)
+    scored = score.score_all(submissions, judgements, keys, catalog, args.method)
+    report: dict[str, Any] = {
         "release": args.release,
-        "scorer": {"name": "casebank", "version": __version__, "method": score.METHOD},
+        "scorer": {"name": "casebank", "version": __version__, "method": args.method},
         "cases": [c.to_data() for c in scored],
         "summary": score.summary(scored, len(keys)),
     }
+    if args.compare:
+        report["compare"] = score.compare(scored, *args.compare)
     for item in loaded.withdrawn_later:
         print(
             f"note: {item.case_id}@{item.version} was withdrawn after this release, in "
@@ -93,6 +113,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render(report))
     return 0
+
+
+def _check_runs(wanted: list[str], submissions: list[score.Submission]) -> None:
+    runs = sorted({s.run for s in submissions if s.run})
+    unknown = [r for r in wanted if r not in runs]
+    if unknown:
+        raise CasebankError(
+            f"no submission has run {', '.join(f'`{r}`' for r in unknown)}"
+            + (f" (runs: {', '.join(runs)})" if runs else " (no submission has a `run`)"),
+            "give each submission line a `run` key naming its model, seed or sample",
+        )
 
 
 def _by_line(problems: list[str], files: tuple[str, str]) -> list[str]:
@@ -127,30 +158,58 @@ def _shown(value: float | None) -> str:
 
 
 def render(report: dict[str, Any]) -> str:
-    rows = [("CASE", "VERSION", "DIAGNOSIS", "DIAGNOSTICS", "TREATMENT", "SAFETY", "SCORE")]
-    for case in report["cases"]:
+    cases = report["cases"]
+    with_runs = any("run" in c for c in cases)
+    with_process = any("process" in c for c in cases)
+    head = ["RUN"] if with_runs else []
+    head += ["CASE", "VERSION", "DIAGNOSIS", "DIAGNOSTICS", "TREATMENT", "SAFETY", "SCORE"]
+    rows = [tuple(head + (["PROCESS"] if with_process else []))]
+    for case in cases:
         c = case["components"]
         score_text = _shown(case["score"])
         if case["critical_safety_error"]:
             score_text += " (critical safety error)"
-        rows.append(
-            (
-                case["case_id"],
-                str(case["version"]),
-                *(_shown(c[k]) for k in score.COMPONENTS),
-                score_text,
+        row = [case.get("run", "")] if with_runs else []
+        row += [case["case_id"], str(case["version"]), *(_shown(c[k]) for k in score.COMPONENTS)]
+        row.append(score_text)
+        if with_process:
+            row.append(
+                "-"
+                if case.get("process") is None and not _has_process(case)
+                else _shown(case.get("process"))
             )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(r)).rstrip() for r in rows]
+        rows.append(tuple(row))
+    lines = _table(rows)
     s = report["summary"]
     scorer = report["scorer"]
     lines += [
         "",
         f"release {report['release']}, scored by {scorer['name']} {scorer['version']} "
         f"({scorer['method']})",
-        f"{s['n']} case(s) submitted, {s['not_submitted']} not submitted",
     ]
+    if "runs" in s:
+        for run, summary in s["runs"].items():
+            lines += ["", f"run {run}:", *_summary_lines(summary)]
+        if "cost_table" in s:
+            lines += ["", "accuracy against cost, by run:", *_cost_table(s["cost_table"])]
+    else:
+        lines += _summary_lines(s)
+    if "compare" in report:
+        lines += ["", *_compare_lines(report["compare"])]
+    return "\n".join(lines)
+
+
+def _has_process(case: dict[str, Any]) -> bool:
+    return any(i.startswith("process.") for i in case["details"].get("items_pending", []))
+
+
+def _table(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(r)).rstrip() for r in rows]
+
+
+def _summary_lines(s: dict[str, Any]) -> list[str]:
+    lines = [f"{s['n']} case(s) submitted, {s['not_submitted']} not submitted"]
     if s["mean"] is None:
         lines.append("mean: pending (no case is fully scored yet)")
     else:
@@ -162,4 +221,50 @@ def render(report: dict[str, Any]) -> str:
             f"INCOMPLETE: {s['pending']} case(s) await judgements on treatment or safety "
             "(`casebank judge-items`, then --judgements); the mean covers only the others"
         )
-    return "\n".join(lines)
+    workup = s.get("workup")
+    if workup:
+        lines.append(f"mean work-up: {_workup(workup)}")
+    return lines
+
+
+def _workup(w: dict[str, Any]) -> str:
+    cost = ", ".join(f"{v:.2f} {k}" for k, v in w["cost"].items()) or "no priced test"
+    return (
+        f"{w['tests']:.1f} test(s), cost {cost}, {w['radiation_msv']:.2f} mSv, "
+        f"{w['invasive']:.2f} invasive, {w['contrast']:.2f} contrast"
+    )
+
+
+def _cost_table(table: list[dict[str, Any]]) -> list[str]:
+    rows = [("RUN", "N", "MEAN", "DIAGNOSIS", "TESTS", "COST", "MSV", "INVASIVE", "CONTRAST")]
+    for r in table:
+        cost = ", ".join(f"{v:.2f} {k}" for k, v in r.get("cost", {}).items()) or "-"
+        rows.append(
+            (
+                r["run"],
+                str(r["n"]),
+                _shown(r["mean"]),
+                _shown(r["diagnosis"]),
+                f"{r.get('tests', 0):.1f}",
+                cost,
+                f"{r.get('radiation_msv', 0):.2f}",
+                f"{r.get('invasive', 0):.2f}",
+                f"{r.get('contrast', 0):.2f}",
+            )
+        )
+    return _table(rows)
+
+
+def _compare_lines(c: dict[str, Any]) -> list[str]:
+    lines = [
+        f"run {c['b']} against run {c['a']}: {c['paired']} case(s) scored in both "
+        f"({c['only_a']} only in {c['a']}, {c['only_b']} only in {c['b']})"
+    ]
+    for name, d in c["difference"].items():
+        if d["mean"] is None:
+            lines.append(f"  {name}: no case scored in both")
+            continue
+        ci = d["ci95"]
+        interval = f", 95% CI {ci[0]:+.3f} to {ci[1]:+.3f}" if ci else ""
+        lines.append(f"  {name}: {d['mean']:+.3f} (B - A, n={d['n']}{interval})")
+    return lines

@@ -18,6 +18,7 @@ from typing import Any
 
 from casebank.format.attachments import check_attachment
 from casebank.format.canonical import sha256_hex
+from casebank.format.catalog import Catalog, build_catalog
 from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
@@ -107,7 +108,16 @@ def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
         releases=tuple(site_releases(manifests)),
         licence=policy.licence,
         notes=tuple(notes),
+        catalog=_catalog(root),
     )
+
+
+def _catalog(root: Path) -> Catalog | None:
+    """The working tree's catalog, for the tests' cost and burden (None if it does not load)."""
+    path = root / "catalog.yaml"
+    loaded = load_document(path.name, path.read_bytes()) if path.is_file() else None
+    document = loaded.document if loaded is not None else None
+    return build_catalog(document.data) if document is not None else None
 
 
 def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
@@ -199,6 +209,7 @@ def released_site(root: Path, release: str) -> SiteInput:
         cases=cases,
         releases=tuple(site_releases(upto)),
         licence=chosen.licence or DEFAULT_LICENCE,
+        catalog=build_catalog(loaded.catalog_data),
     )
 
 

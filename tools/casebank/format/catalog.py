@@ -17,6 +17,42 @@ if TYPE_CHECKING:
     from casebank.format.names import NameIndex
 
 
+# A cost's band, for comparing an amount from one schedule with a tier: the upper bound of
+# each band in the schedule's own currency (an ordinal band, not an exchange rate).
+COST_BANDS = (("low", 25.0), ("medium", 150.0), ("high", 750.0))
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a test costs: an amount from a public schedule, or a relative tier."""
+
+    amount: float | None = None
+    currency: str | None = None
+    year: int | None = None
+    source: str | None = None
+    tier: str | None = None
+    code: str | None = None
+
+    @property
+    def band(self) -> str | None:
+        """low, medium, high or very_high: the tier, or the band the amount falls in."""
+        if self.tier is not None:
+            return self.tier
+        if self.amount is None:
+            return None
+        return next((band for band, upper in COST_BANDS if self.amount < upper), "very_high")
+
+
+@dataclass(frozen=True)
+class Burden:
+    """What a test costs the patient besides money."""
+
+    invasive: str = "none"  # none | minimal | invasive
+    radiation_msv: float | None = 0.0  # None: no cited table gives the dose
+    contrast: str = "none"  # none | iodinated | gadolinium
+    sedation: bool = False
+
+
 @dataclass(frozen=True)
 class CatalogTest:
     name: str
@@ -35,6 +71,8 @@ class CatalogTest:
     loinc: str | None = None
     default_result: str | None = None
     derive: str | None = None  # the formula that computes it from the case (serve/derive.py)
+    cost: Cost | None = None
+    burden: Burden | None = None
 
     @property
     def accepted_units(self) -> tuple[str, ...]:
@@ -209,6 +247,38 @@ def _text_map(value: Any) -> dict[str, str]:
     return {k: v for k, v in value.items() if isinstance(k, str) and isinstance(v, str)}
 
 
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    return None
+
+
+def _cost(value: Any) -> Cost | None:
+    if not isinstance(value, dict):
+        return None
+    year = value.get("year")
+    return Cost(
+        amount=_number(value.get("amount")),
+        currency=_optional_str(value.get("currency")),
+        year=year if isinstance(year, int) and not isinstance(year, bool) else None,
+        source=_optional_str(value.get("source")),
+        tier=_optional_str(value.get("tier")),
+        code=_optional_str(value.get("code")),
+    )
+
+
+def _burden(value: Any) -> Burden | None:
+    if not isinstance(value, dict):
+        return None
+    sedation = value.get("sedation")
+    return Burden(
+        invasive=_optional_str(value.get("invasive")) or "none",
+        radiation_msv=_number(value.get("radiation_msv")),
+        contrast=_optional_str(value.get("contrast")) or "none",
+        sedation=sedation if isinstance(sedation, bool) else False,
+    )
+
+
 def build_catalog(data: dict[str, Any]) -> Catalog:
     """Build a catalog from loaded data, taking what is usable even from a flawed file.
 
@@ -240,6 +310,8 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
                 loinc=_optional_str(entry.get("loinc")),
                 default_result=_optional_str(entry.get("default_result")),
                 derive=_optional_str(entry.get("derive")),
+                cost=_cost(entry.get("cost")),
+                burden=_burden(entry.get("burden")),
             )
         )
     return Catalog(

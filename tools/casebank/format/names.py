@@ -498,3 +498,25 @@ def _specimen_of(within: str | None, panel: CatalogTest | None, catalog: Catalog
     heading = f" {key(within)} "
     named = [s for s in catalog.specimens if f" {key(s)} " in heading and key(s)]
     return max(named, key=len) if named else None
+
+
+# What an order may say besides the test: when it is taken and how often. "Paracetamol level
+# at 4 hours", "Troponin at 0 and 1 h", "Repeat lactate", "Serial troponins (x2)". A 24-hour
+# collection is another test, not a timing, and stays.
+_TIMING = re.compile(
+    r"\(.*?\)"
+    r"|\b(?:at|after|from|by)?\s*(?!24\b)\d+(?:\.\d+)?(?:\s*(?:,|and|&|\+|/|-|–|then|to)\s*\d+(?:\.\d+)?)*"
+    r"[\s-]*(?:h|hr|hrs|hour|hours|min|mins|minute|minutes)\b(?:\s+(?:post|after)[\w\s-]*$)?"
+    r"|\b(?:x|×)\s*\d+\b|\b\d+\s*(?:x|×)\b"
+    r"|\b(?:at presentation|on arrival|on admission|now|stat|urgent|urgently|repeat|repeated"
+    r"|serial|baseline|initial|timed|post[- ]ingestion)\b",
+    re.IGNORECASE,
+)
+
+
+def clean_order(name: str) -> str:
+    """An order with its timing and repetition taken out ("Paracetamol level at 4 hours" is
+    "Paracetamol level"), or the name itself when nothing else is left: what the scorer
+    resolves when the name as written is not a test."""
+    cleaned = " ".join(_TIMING.sub(" ", name).split()).strip(" ,;:-")
+    return cleaned or name

@@ -1,7 +1,8 @@
 """Where a case names tests, read from the schema: every field marked ``names: "test"``.
 
 Test names appear in lists of orders (``must_order``, ``catalog_hints``, a result's ``answers``),
-where an item is a name or ``{test, site, laterality, specimen}``, and as the keys of
+where an item is a name or ``{test, site, laterality, specimen}`` (in ``must_order`` also
+``{any_of: [...]}``, alternatives any one of which meets the item), and as the keys of
 ``investigations.results``. Rules, the results oracle and the scorer all find them here, so a new
 field that holds test names is one schema annotation, not a change in each of them.
 """
@@ -58,12 +59,29 @@ def _items(value: Any, at: Path, schema_path: tuple[str, ...]) -> Iterator[Named
         for key in value:
             yield NamedTest((*at, key), key, schema_path, is_key=True)
     elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, str):
-                yield NamedTest((*at, i), item, schema_path)
-            elif isinstance(item, dict) and isinstance(item.get("test"), str):
-                qualifiers = {q: item[q] for q in QUALIFIERS if isinstance(item.get(q), str)}
-                yield NamedTest((*at, i, "test"), item["test"], schema_path, qualifiers)
+        for group in _groups(value, at, schema_path):
+            yield from group
+
+
+def _groups(value: Any, at: Path, schema_path: tuple[str, ...]) -> Iterator[list[NamedTest]]:
+    """Each item of a list of orders as its alternatives: one order, or an ``any_of``'s."""
+    for i, item in enumerate(value if isinstance(value, list) else ()):
+        if isinstance(item, dict) and isinstance(item.get("any_of"), list):
+            yield [
+                named
+                for j, choice in enumerate(item["any_of"])
+                for named in _order(choice, (*at, i, "any_of", j), schema_path)
+            ]
+        else:
+            yield list(_order(item, (*at, i), schema_path))
+
+
+def _order(item: Any, at: Path, schema_path: tuple[str, ...]) -> Iterator[NamedTest]:
+    if isinstance(item, str):
+        yield NamedTest(at, item, schema_path)
+    elif isinstance(item, dict) and isinstance(item.get("test"), str):
+        qualifiers = {q: item[q] for q in QUALIFIERS if isinstance(item.get(q), str)}
+        yield NamedTest((*at, "test"), item["test"], schema_path, qualifiers)
 
 
 def named_tests(data: Mapping[str, Any]) -> list[NamedTest]:
@@ -82,3 +100,12 @@ def orders(data: Mapping[str, Any], *path: str) -> list[NamedTest]:
     for step in path:
         value = value.get(step) if isinstance(value, dict) else None
     return list(_items(value, tuple(path), tuple(path)))
+
+
+def order_groups(data: Mapping[str, Any], *path: str) -> list[list[NamedTest]]:
+    """The items of one list of orders, each as its alternatives (``must_order`` items may be
+    ``{any_of: [...]}``): an item is met when any one of its alternatives is."""
+    value: Any = data
+    for step in path:
+        value = value.get(step) if isinstance(value, dict) else None
+    return [group for group in _groups(value, tuple(path), tuple(path)) if group]

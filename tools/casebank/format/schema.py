@@ -43,6 +43,17 @@ LATERALITIES = ["left", "right", "bilateral"]
 RESULTS_POLICIES = ["normal_unless_listed", "unavailable_unless_listed", "generate_consistent"]
 PROVENANCE_SOURCES = ["original", "adapted"]
 TEST_KINDS = ["lab", "imaging", "microbiology", "procedure", "bedside", "assessment"]
+COST_TIERS = ["low", "medium", "high", "very_high"]  # relative, where no public figure exists
+COST_CURRENCIES = ["USD", "GBP", "EUR"]
+INVASIVENESS = ["none", "minimal", "invasive"]
+CONTRASTS = ["none", "iodinated", "gadolinium"]
+UNKNOWN_DOSE = "unknown"  # a dose no cited table gives: said, never guessed
+# Diagnosis code systems a case may give, and the shape of a code in each.
+CODE_PATTERNS = {
+    "icd10": r"^[A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,4})?$",
+    "icd11": r"^[1-9A-X][A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,2})?$",
+    "snomed": r"^[1-9][0-9]{5,17}$",
+}
 EXAM_DEPTH = 4  # levels of sections in a structured physical examination
 
 Schema = dict[str, Any]
@@ -128,6 +139,25 @@ def orderable_tests(description: str, example: Any, scaffold: Any = None, **rule
         "meta": _meta(description, example, **more),
         **rules,
     }
+
+
+def must_orders(description: str, example: Any, **rules: Any) -> Schema:
+    """Orders where an item may also be ``{any_of: [...]}``: alternatives clinicians differ
+    on (a urine dipstick or a urinalysis), any one of which meets the item."""
+    schema = orderable_tests(description, example, **rules)
+    alternatives = orderable_tests(
+        "Alternatives, any one of which meets the item.", ["Urine dipstick", "Urinalysis"]
+    )
+    del alternatives["meta"]["names"]  # the holding list declares the names, once
+    alternatives["minlength"] = 2
+    schema["schema"]["anyof"].append(
+        {
+            "type": "dict",
+            "schema": {"any_of": required(alternatives)},
+            "meta": _meta("Alternatives: any one of them meets the item."),
+        }
+    )
+    return schema
 
 
 def test_name_list(description: str, example: Any) -> Schema:
@@ -545,8 +575,14 @@ CASE_SCHEMA: Schema = {
                         "Which tests a good answer orders.",
                         {
                             "must_order": required(
-                                orderable_tests(
-                                    "Tests that must be ordered.", ["ECG", "Troponin"], minlength=1
+                                must_orders(
+                                    "Tests that must be ordered.",
+                                    [
+                                        "ECG",
+                                        "Troponin",
+                                        {"any_of": ["Urine dipstick", "Urinalysis"]},
+                                    ],
+                                    minlength=1,
                                 )
                             ),
                             "optional": required(
@@ -665,6 +701,26 @@ CASE_SCHEMA: Schema = {
                                     {"Acute coronary syndrome": 0.5},
                                 ),
                             },
+                            "codes": mapping(
+                                "Codes of the final diagnosis, each confirmed by a public source "
+                                "(never guessed); an answer may give one instead of words.",
+                                {
+                                    system: text_list(
+                                        f"{label} codes.",
+                                        [example],
+                                        schema={
+                                            "type": "string",
+                                            "empty": False,
+                                            "regex": CODE_PATTERNS[system],
+                                        },
+                                    )
+                                    for system, label, example in (
+                                        ("icd10", "ICD-10", "I21.1"),
+                                        ("icd11", "ICD-11", "BA41.0"),
+                                        ("snomed", "SNOMED CT", "401314000"),
+                                    )
+                                },
+                            ),
                         },
                     )
                 ),
@@ -674,6 +730,12 @@ CASE_SCHEMA: Schema = {
                         ["Discharging a patient with ongoing ischaemic chest pain"],
                         minlength=1,
                     )
+                ),
+                "process": text_list(
+                    "What a good consultation asks, examines or advises, judged from the "
+                    "transcript where there is one; reported as its own component, outside the "
+                    "weighted score.",
+                    ["Asks about red flags for a secondary headache"],
                 ),
             },
             meta={"audience": "examiner"},
@@ -815,6 +877,73 @@ CATALOG_TEST: Schema = {
         "The formula that computes this test's result from the case when the case does not "
         "list it (a score from the recorded observations: docs/serving.md lists them).",
         "news2",
+    ),
+    "cost": mapping(
+        "What the test costs: a public fee schedule's amount (with currency, year and "
+        "source), or, where no public figure exists, a relative tier (catalog header).",
+        {
+            "amount": {
+                "type": "number",
+                "min": 0,
+                "meta": _meta("The amount, in `currency`.", 9.35),
+            },
+            "currency": choice("The currency of `amount`.", COST_CURRENCIES, "USD"),
+            "year": {
+                "type": "integer",
+                "min": 1990,
+                "max": 2100,
+                "meta": _meta("The year of the schedule.", 2025),
+            },
+            "source": text(
+                "The schedule the amount comes from, as cited in the catalog header, or the "
+                "basis of a tier.",
+                "CMS CLFS 2025",
+            ),
+            "code": text("The schedule's code for the test (CPT or HCPCS).", "85025"),
+            "tier": choice(
+                "A relative tier where no public figure exists: low, medium, high, very_high.",
+                COST_TIERS,
+                "medium",
+            ),
+        },
+        {"amount": 9.35, "currency": "USD", "year": 2025, "source": "CMS CLFS 2025"},
+    ),
+    "burden": mapping(
+        "What the test costs the patient besides money.",
+        {
+            "invasive": required(
+                choice(
+                    "none (no skin broken), minimal (a needle: venepuncture, cannula) or "
+                    "invasive (a procedure: lumbar puncture, endoscopy, biopsy).",
+                    INVASIVENESS,
+                    "minimal",
+                )
+            ),
+            "radiation_msv": required(
+                {
+                    "type": ["number", "string"],
+                    "anyof": [
+                        {"type": "number", "min": 0},
+                        {"type": "string", "allowed": [UNKNOWN_DOSE]},
+                    ],
+                    "meta": _meta(
+                        "Typical effective dose in mSv, from a published table (header); "
+                        f"`{UNKNOWN_DOSE}` where no cited table has the study.",
+                        0.1,
+                    ),
+                }
+            ),
+            "contrast": required(
+                choice("Contrast given: none, iodinated or gadolinium.", CONTRASTS, "none")
+            ),
+            "sedation": required(
+                {
+                    "type": "boolean",
+                    "meta": _meta("Whether the test usually needs sedation.", False),
+                }
+            ),
+        },
+        {"invasive": "minimal", "radiation_msv": 0, "contrast": "none", "sedation": False},
     ),
 }
 

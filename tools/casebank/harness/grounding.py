@@ -51,7 +51,7 @@ You are a doctor seeing a patient in an OSCE station. Work as you would in pract
   the first {max_tests} orders are answered, and every order counts towards your score,
   including orders a good clinician would not make.
 - The patient cannot tell you results or findings; only the tools can.
-- You have at most {max_turns} turns. When you are ready, call final_answer once with your
+{budget}- You have at most {max_turns} turns. When you are ready, call final_answer once with your
   single most likely diagnosis, the tests you consider necessary, and your management plan as
   a list of steps. If you stop without final_answer, your last message is read as your answer
   (lines starting "Diagnosis:", "Tests:" and "Plan:").
@@ -76,8 +76,14 @@ def patient_prompt(data: Mapping[str, Any]) -> str:
     return text
 
 
-def doctor_rules(max_tests: int, max_turns: int) -> str:
-    return DOCTOR_RULES.format(max_tests=max_tests, max_turns=max_turns)
+def doctor_rules(max_tests: int, max_turns: int, budget: float | None = None) -> str:
+    spend = (
+        f"- Tests cost money: once ${budget:,.0f} of test orders is spent, further orders are\n"
+        "  refused.\n"
+        if budget is not None
+        else ""
+    )
+    return DOCTOR_RULES.format(max_tests=max_tests, max_turns=max_turns, budget=spend)
 
 
 def doctor_brief(data: Mapping[str, Any]) -> str:
@@ -326,20 +332,17 @@ def submitted_tests(ordered: Sequence[str], listed: Sequence[str]) -> tuple[str,
 # --- the judge -----------------------------------------------------------------------------
 
 JUDGE_RULES = """\
-You are an examiner marking a doctor's answer at the end of an OSCE station against one item
-of the marking scheme. Reply with exactly one JSON object and nothing else, either
-{"met": true} or {"met": false}: true when the answer does what the question asks about,
-false when it does not.
+You are an examiner marking a doctor's consultation at the end of an OSCE station against one
+item of the marking scheme. Reply with exactly one JSON object and nothing else, either
+{"met": true} or {"met": false}: true when the doctor did what the question asks about,
+false when not. Judge from the transcript where there is one, else from the answer.
 """
 
 
-def judge_prompt(question: str, answer: FinalAnswer) -> str:
-    plan = "\n".join(f"- {step}" for step in answer.plan) or "- (none given)"
-    return (
-        f"{JUDGE_RULES}\nQuestion: {question}\n\nThe doctor's answer:\n"
-        f"Diagnosis: {answer.diagnosis or '(none given)'}\n"
-        f"Tests: {', '.join(answer.tests) or '(none given)'}\nPlan:\n{plan}\n"
-    )
+def judge_prompt(question: str, view: str) -> str:
+    """One rubric item and the judge view of the answer (``casebank.serve.judging``: the same
+    rendering `casebank judge-view` prints)."""
+    return f"{JUDGE_RULES}\nQuestion: {question}\n\nThe doctor's answer:\n{view}"
 
 
 def parse_verdict(text: str) -> bool | None:

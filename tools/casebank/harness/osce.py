@@ -4,8 +4,11 @@ One sample per case version of a pinned release, read from git and verified agai
 manifest before the run. The model under evaluation plays the doctor and has four tools:
 ``ask_patient`` (a second model plays the patient from the patient view alone),
 ``examine`` and ``order_test`` (answered only by the results oracle, as ``casebank results``
-answers) and ``final_answer``. The casebank scorer scores the submission; rubric items go to
-a judge model when one is given and stay pending otherwise.
+answers) and ``final_answer``. The casebank scorer scores the submission (orders made during
+the consultation, the final answer's tests, the examinations); rubric items go to a judge
+model, shown the judge view with the transcript, when one is given and stay pending
+otherwise. Each sample reports its work-up's cost, dose, tests and questions; with a budget,
+orders past it are refused.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ from casebank.harness.grounding import (
 )
 from casebank.release.released import ReleasedCase, load_release
 from casebank.serve import score as scoring
+from casebank.serve.judging import judge_view
 from casebank.serve.oracle import Oracle
+from casebank.serve.workup import least_cost
 
 EPISODE = "casebank:episode"  # the store key holding what happened in a sample
 
@@ -107,6 +112,7 @@ def osce(
     max_turns: int = 30,
     max_tests: int = 20,
     cases: str | None = None,
+    budget: float | None = None,
 ) -> Task:
     """The grounded OSCE over release ``release`` of the casebank repository at ``root``.
 
@@ -120,15 +126,20 @@ def osce(
         max_turns: Most doctor turns (model generations) per case.
         max_tests: Most test orders answered per case.
         cases: Only these cases: case ids, comma-separated.
+        budget: Most USD of test orders answered per case (a test priced only by its tier
+            counts at the bottom of its band); orders past it are refused and recorded.
     """
     if max_turns < 1 or max_tests < 0:
         raise _refusal("max_turns must be at least 1 and max_tests at least 0")
+    if budget is not None and (isinstance(budget, bool) or float(budget) < 0):
+        raise _refusal(f"budget must be a number of USD, 0 or more (not {budget!r})")
+    budget = None if budget is None else float(budget)
     stations = _stations(Path(root), str(release), cases)
     samples = [
         Sample(
             id=s.sample_id,
             input=[
-                ChatMessageSystem(content=doctor_rules(max_tests, max_turns)),
+                ChatMessageSystem(content=doctor_rules(max_tests, max_turns, budget)),
                 ChatMessageUser(content=doctor_brief(s.case.data)),
             ],
             metadata=s.metadata(),
@@ -137,7 +148,7 @@ def osce(
     ]
     return Task(
         dataset=MemoryDataset(samples, name=f"casebank-{release}"),
-        solver=consultation(stations, patient_model, max_turns, max_tests),
+        solver=consultation(stations, patient_model, max_turns, max_tests, budget),
         scorer=casebank_scorer(stations, judge_model),
         metadata={
             "release": str(release),
@@ -145,6 +156,7 @@ def osce(
             "scoring_method": scoring.METHOD,
             "max_turns": max_turns,
             "max_tests": max_tests,
+            "budget": budget,
         },
     )
 
@@ -197,12 +209,15 @@ class Episode:
     station: Station
     patient: Model
     max_tests: int
+    budget: float | None = None
     talk: list[ChatMessage] = field(default_factory=list)
     heard: list[str] = field(default_factory=list)
     replies: list[dict[str, Any]] = field(default_factory=list)
     orders: list[dict[str, Any]] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     examinations: list[dict[str, Any]] = field(default_factory=list)
+    transcript: list[scoring.Turn] = field(default_factory=list)
+    spent: float = 0.0
     final: FinalAnswer | None = None
 
     def __post_init__(self) -> None:
@@ -210,6 +225,7 @@ class Episode:
 
     async def ask(self, question: str) -> str:
         self.heard.append(question)
+        self.transcript.append(scoring.Turn("doctor", question))
         self.talk.append(ChatMessageUser(content=question))
         output = await self.patient.generate(self.talk)
         reply = output.completion.strip()
@@ -218,20 +234,41 @@ class Episode:
         self.replies.append(
             {"question": question, "reply": reply, "unsupported": [f.to_dict() for f in flagged]}
         )
+        self.transcript.append(scoring.Turn("patient", reply))
         return reply or "(the patient says nothing)"
 
     def order(self, name: str) -> str:
+        self.transcript.append(scoring.Turn("doctor", f"orders {name}"))
+        price = least_cost(self.station.oracle.resolve(name)[0])
+        reply = self._refusal(name, price)
+        if reply is None:
+            answer = self.station.oracle.answer(name).to_dict()
+            self.spent += price
+            self.orders.append(answer)
+            reply = json.dumps(answer, ensure_ascii=False)
+        self.transcript.append(scoring.Turn("result", reply))
+        return reply
+
+    def _refusal(self, name: str, price: float) -> str | None:
+        """Why an order is not answered (the limit of orders, or the budget), or None."""
         if len(self.orders) >= self.max_tests:
             self.refused.append(name)
             return f"Not answered: the limit of {self.max_tests} test orders is reached."
-        answer = self.station.oracle.answer(name).to_dict()
-        self.orders.append(answer)
-        return json.dumps(answer, ensure_ascii=False)
+        if self.budget is not None and self.spent + price > self.budget:
+            self.refused.append(name)
+            return (
+                f"Not answered: the budget of ${self.budget:,.2f} would be exceeded "
+                f"(${self.spent:,.2f} spent; this test costs at least ${price:,.2f})."
+            )
+        return None
 
     def examine(self, part: str) -> str:
+        self.transcript.append(scoring.Turn("doctor", f"examines {part}"))
         answer = self.station.oracle.examine(part).to_dict()
         self.examinations.append(answer)
-        return json.dumps(answer, ensure_ascii=False)
+        reply = json.dumps(answer, ensure_ascii=False)
+        self.transcript.append(scoring.Turn("result", reply))
+        return reply
 
     def record(self, ended: str, turns: int) -> dict[str, Any]:
         final = self.final or FinalAnswer("", (), (), "empty")
@@ -244,7 +281,10 @@ class Episode:
             "orders": self.orders,
             "orders_refused": self.refused,
             "examinations": self.examinations,
+            "examined": [e["request"] for e in self.examinations],
+            "spent": round(self.spent, 2),
             "patient_replies": self.replies,
+            "transcript": [{"role": t.role, "text": t.text} for t in self.transcript],
         }
 
 
@@ -308,7 +348,11 @@ def final_answer(episode: Episode) -> Tool:
 
 @solver
 def consultation(
-    stations: Stations, patient_model: str | None, max_turns: int, max_tests: int
+    stations: Stations,
+    patient_model: str | None,
+    max_turns: int,
+    max_tests: int,
+    budget: float | None = None,
 ) -> Solver:
     """The doctor's turns: generate, run the tools called, until final_answer, a message
     without a tool call, or ``max_turns``."""
@@ -316,7 +360,7 @@ def consultation(
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         station = stations[state.sample_id]
         patient = get_model(patient_model) if patient_model else get_model(role="patient")
-        episode = Episode(station, patient, max_tests)
+        episode = Episode(station, patient, max_tests, budget)
         state.tools = [
             ask_patient(episode),
             examine(episode),
@@ -358,7 +402,10 @@ _NO_EPISODE: dict[str, Any] = {
     "turns": 0,
     "submission": FinalAnswer("", (), (), "empty").to_dict(),
     "tests_scored": [],
+    "orders": [],
+    "examined": [],
     "patient_replies": [],
+    "transcript": [],
 }
 
 # --- scoring -------------------------------------------------------------------------------
@@ -397,16 +444,32 @@ def pending() -> Metric:
 
 @metric
 def components() -> Metric:
-    """Each component's mean over the samples where it is known."""
+    """Each component's mean over the samples where it is known, and the process's (reported
+    apart, outside the weighted score)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        out = {}
-        for name in scoring.COMPONENTS:
-            known = [v for s in scores if (v := _value(s, name)) is not None]
-            out[name] = statistics.fmean(known) if known else math.nan
-        return out
+        return {name: _mean_of(scores, name) for name in (*scoring.COMPONENTS, "process")}
 
     return compute
+
+
+WORKUP = ("cost", "radiation_msv", "tests", "questions")
+
+
+@metric
+def workup() -> Metric:
+    """The mean work-up per sample: cost (USD, at least: a test priced only by its tier
+    counts at the bottom of its band), effective dose (mSv), tests ordered, questions asked."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        return {name: _mean_of(scores, name) for name in WORKUP}
+
+    return compute
+
+
+def _mean_of(scores: list[SampleScore], name: str) -> float:
+    known = [v for s in scores if (v := _value(s, name)) is not None]
+    return statistics.fmean(known) if known else math.nan
 
 
 @metric
@@ -458,6 +521,7 @@ def _replies(scores: list[SampleScore]) -> tuple[float, float]:
         scored(),
         pending(),
         components(),
+        workup(),
         patient_fidelity(),
         unsupported_replies(),
     ]
@@ -472,21 +536,14 @@ def casebank_scorer(stations: Stations, judge_model: str | None) -> Scorer:
         final = FinalAnswer(
             given["diagnosis"], tuple(given["tests"]), tuple(given["plan"]), given["source"]
         )
+        submission = _submission(station, record, final)
         judge = _judge(judge_model)
-        verdicts, judged = await _judge_items(judge, station, final)
-        entry = station.case.entry
-        submission = scoring.Submission(
-            0,
-            entry.case_id,
-            entry.version,
-            final.diagnosis,
-            tuple(record["tests_scored"]),
-            final.plan,
-        )
+        verdicts, judged = await _judge_items(judge, station, submission)
         [result] = scoring.score_all(
             [submission], verdicts, {station.case.key: station.key}, station.catalog
         )
         replies = record["patient_replies"]
+        spent = result.workup or {}
         offending = [
             {"question": r["question"], "reply": r["reply"], "unsupported": r["unsupported"]}
             for r in replies
@@ -494,14 +551,21 @@ def casebank_scorer(stations: Stations, judge_model: str | None) -> Scorer:
         ]
         return Score(
             value={
-                **_known({"score": result.score, **result.components}),
+                **_known({"score": result.score, **result.components, "process": result.process}),
                 "patient_replies": len(replies),
                 "unsupported_replies": len(offending),
+                "cost": spent.get("least_cost", 0.0),
+                "radiation_msv": spent.get("radiation_msv", 0.0),
+                "tests": spent.get("tests", 0),
+                "questions": len(replies),
             },
             answer=final.diagnosis,
             explanation=_explain(result),
             metadata={
                 "components": result.components,
+                "process": result.process,
+                "workup": result.workup,
+                "orders_refused": record.get("orders_refused", []),
                 "critical_safety_error": result.critical_safety_error,
                 "details": result.details,
                 "pending": result.details["items_pending"],
@@ -520,6 +584,25 @@ def casebank_scorer(stations: Stations, judge_model: str | None) -> Scorer:
     return score
 
 
+def _submission(
+    station: Station, record: Mapping[str, Any], final: FinalAnswer
+) -> scoring.Submission:
+    """What the episode submits: the final answer, every order the oracle answered during the
+    consultation, the examinations, and the transcript."""
+    entry = station.case.entry
+    return scoring.Submission(
+        0,
+        entry.case_id,
+        entry.version,
+        final.diagnosis,
+        final.tests,
+        final.plan,
+        ordered=tuple(o["request"] for o in record.get("orders", [])),
+        examined=tuple(record.get("examined", [])),
+        transcript=tuple(scoring.Turn(t["role"], t["text"]) for t in record.get("transcript", [])),
+    )
+
+
 def _judge(judge_model: str | None) -> Model | None:
     if judge_model:
         return get_model(judge_model)
@@ -529,18 +612,23 @@ def _judge(judge_model: str | None) -> Model | None:
 
 
 async def _judge_items(
-    judge: Model | None, station: Station, final: FinalAnswer
+    judge: Model | None, station: Station, submission: scoring.Submission
 ) -> tuple[list[scoring.Judgement], dict[str, Any]]:
-    """One verdict per rubric item, asked of the judge; a reply that is not exactly
+    """One verdict per rubric item (and on the diagnosis where the matcher cannot decide it),
+    asked of the judge with the judge view; a reply that is not exactly
     ``{"met": true|false}`` leaves its item pending, with the reply kept for review."""
-    items = station.key.items
+    items = list(station.key.items)
+    if station.key.diagnosis.match(submission.diagnosis).pending:
+        items.insert(0, scoring.diagnosis_item(station.case.data))
     if judge is None:
         return [], {"model": None, "verdicts": {}, "malformed": {}}
     entry = station.case.entry
+    view = judge_view(submission)
     verdicts: list[scoring.Judgement] = []
     malformed: dict[str, str] = {}
     for item in items:
-        output = await judge.generate([ChatMessageUser(content=judge_prompt(item.question, final))])
+        prompt = judge_prompt(item.question, view)
+        output = await judge.generate([ChatMessageUser(content=prompt)])
         met = parse_verdict(output.completion)
         if met is None:
             malformed[item.id] = output.completion[:2000]

@@ -1,35 +1,81 @@
 """The reference scorer: submissions against a release, every number traceable to a case version.
 
 Deterministic where the case decides (diagnosis, diagnostics); a judge outside casebank
-decides the rest (treatment, safety), and until it has, those components are pending (None),
-never guessed. The method is documented in docs/scoring.md; its name and version are in every
-report, so a score can be reproduced with the same method a year later.
+decides the rest (treatment, safety, the process of the consultation, and a diagnosis the
+matcher cannot decide), and until it has, those are pending (None), never guessed. Two
+methods, named in every report so that a score can be reproduced a year later
+(docs/scoring.md): ``casebank-score/2``, the default, and ``casebank-score/1``, kept exactly.
 """
 
 from __future__ import annotations
 
-import random
 import re
 import statistics
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from casebank.format import strictjson
 from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, CatalogTest, did_you_mean
 from casebank.format.orders import orders
+from casebank.serve import bootstrap
+from casebank.serve.diagnosis import DiagnosisKey, Match, diagnosis_key
+from casebank.serve.workup import (
+    SHOULD_NOT_ORDER_PENALTY,
+    Expected,
+    Workup,
+    cost_and_burden,
+    expected,
+    read_workup,
+)
 
-METHOD = "casebank-score/1"
-SHOULD_NOT_ORDER_PENALTY = 0.25
-BOOTSTRAP_SAMPLES = 2000
-BOOTSTRAP_SEED = 20260101
+METHOD_1 = "casebank-score/1"
+METHOD_2 = "casebank-score/2"
+METHODS = (METHOD_2, METHOD_1)
+METHOD = METHOD_2
+BOOTSTRAP_SAMPLES = bootstrap.SAMPLES
+BOOTSTRAP_SEED = bootstrap.SEED
 COMPONENTS = ("diagnosis", "diagnostics", "treatment", "safety")
+DIAGNOSIS_ITEM = "diagnosis.equivalent"
 MAX_LINE = 1 << 20  # a submission or judgement line longer than 1 MiB is refused
+
+__all__ = [
+    "COMPONENTS",
+    "METHOD",
+    "METHODS",
+    "SHOULD_NOT_ORDER_PENALTY",
+    "CaseKey",
+    "CaseScore",
+    "Item",
+    "Judgement",
+    "Submission",
+    "bootstrap_interval",
+    "check_against",
+    "compare",
+    "prepare",
+    "read_judgements",
+    "read_submissions",
+    "rubric",
+    "score_all",
+    "summary",
+]
 
 
 # --- rubric items --------------------------------------------------------------------------
+
+_QUESTIONS = {
+    "treatment": "Does the answer's plan include this? {}",
+    "contraindication": "Does the answer do this, which is contraindicated? {}",
+    "critical": "Does the answer commit this critical safety error? {}",
+    "process": "Did the doctor do this in the consultation (the transcript, else the answer)? {}",
+    "diagnosis": (
+        "Does the answer's diagnosis name this diagnosis, in other words or more specifically "
+        "(not a different or a vaguer condition)? {}"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -37,55 +83,55 @@ class Item:
     """One rubric item a judge decides: ``met`` means the answer does what the text says."""
 
     id: str  # stable within a case version: treatment.1, contraindication.2, critical.1
-    kind: str  # treatment | contraindication | critical
+    kind: str  # treatment | contraindication | critical | process | diagnosis
     text: str
 
     @property
     def question(self) -> str:
-        if self.kind == "treatment":
-            return f"Does the answer's plan include this? {self.text}"
-        if self.kind == "contraindication":
-            return f"Does the answer do this, which is contraindicated? {self.text}"
-        return f"Does the answer commit this critical safety error? {self.text}"
+        return _QUESTIONS[self.kind].format(self.text)
 
 
 def _texts(value: Any) -> list[str]:
     return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
-def rubric(data: Mapping[str, Any]) -> list[Item]:
-    """The items a judge decides for one case, in a fixed order."""
-    gold = data.get("management_gold")
-    gold = gold if isinstance(gold, dict) else {}
-    scoring = data.get("scoring")
-    scoring = scoring if isinstance(scoring, dict) else {}
-    items = [
-        Item(f"treatment.{i}", "treatment", t)
-        for i, t in enumerate(_texts(gold.get("treatment_plan")), 1)
-    ]
-    items += [
-        Item(f"contraindication.{i}", "contraindication", t)
-        for i, t in enumerate(_texts(gold.get("contraindications")), 1)
-    ]
-    items += [
-        Item(f"critical.{i}", "critical", t)
-        for i, t in enumerate(_texts(scoring.get("critical_safety_errors")), 1)
-    ]
-    return items
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
-# --- answers -------------------------------------------------------------------------------
+def rubric(data: Mapping[str, Any], method: str = METHOD) -> list[Item]:
+    """The items a judge decides for one case, in a fixed order (``process`` from method 2)."""
+    gold = _dict(data.get("management_gold"))
+    scoring = _dict(data.get("scoring"))
+    sources = [
+        ("treatment", gold.get("treatment_plan")),
+        ("contraindication", gold.get("contraindications")),
+        ("critical", scoring.get("critical_safety_errors")),
+    ]
+    if method != METHOD_1:
+        sources.append(("process", scoring.get("process")))
+    return [
+        Item(f"{kind}.{i}", kind, text)
+        for kind, value in sources
+        for i, text in enumerate(_texts(value), 1)
+    ]
 
-_NOT_WORD = re.compile(r"[^\w]+")
+
+def diagnosis_item(data: Mapping[str, Any]) -> Item:
+    final = _dict(data.get("ground_truth")).get("final_diagnosis")
+    return Item(DIAGNOSIS_ITEM, "diagnosis", final if isinstance(final, str) else "")
+
+
+# --- answers (method 1) --------------------------------------------------------------------
 
 
 def normalise(text: str, abbreviations: Mapping[str, str] = {}) -> str:
-    """How diagnoses are compared (docs/scoring.md): Unicode NFKC, case folded, every run of
-    characters that are not letters or digits one space, and each word that is a catalog
+    """How method 1 compares diagnoses (docs/scoring.md): Unicode NFKC, case folded, every run
+    of characters that are not letters or digits one space, and each word that is a catalog
     abbreviation replaced by what it stands for (itself normalised)."""
-    words = _NOT_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold()).replace("_", " ")
+    words = re.sub(r"[^\w]+", " ", unicodedata.normalize("NFKC", text).casefold())
     out = []
-    for word in words.split():
+    for word in words.replace("_", " ").split():
         expansion = abbreviations.get(word)
         out.append(expansion if expansion is not None else word)
     return " ".join(out)
@@ -95,9 +141,13 @@ def _abbreviations(catalog: Catalog) -> dict[str, str]:
     return {normalise(short): normalise(long) for short, long in catalog.abbreviations.items()}
 
 
+# --- what scoring needs of a case ----------------------------------------------------------
+
+
 @dataclass
 class CaseKey:
-    """What scoring needs of one released case version, prepared once."""
+    """What scoring needs of one released case version, prepared once (what only method 2
+    needs is built on first use)."""
 
     case_id: str
     version: int
@@ -105,26 +155,41 @@ class CaseKey:
     specialty: str
     difficulty: str
     weights: dict[str, float]
-    answers: dict[str, float]  # normalised answer -> credit (1 for the diagnosis and variants)
+    answers: dict[str, float]  # method 1: normalised answer -> credit
     must: list[CatalogTest]
     must_unknown: list[str]  # must_order names the catalog does not know (counted as missed)
     should_not: list[CatalogTest]
-    items: list[Item]
+    items: list[Item]  # method 2's items (method 1 leaves out the process items)
+    data: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    catalog: Catalog | None = field(default=None, repr=False)
+
+    @cached_property
+    def diagnosis(self) -> DiagnosisKey:
+        assert self.catalog is not None
+        return diagnosis_key(self.data, self.catalog.abbreviations)
+
+    @cached_property
+    def expected(self) -> Expected:
+        assert self.catalog is not None
+        return expected(self.data, self.catalog)
+
+    def items_of(self, method: str) -> list[Item]:
+        return [i for i in self.items if method != METHOD_1 or i.kind != "process"]
+
+    @cached_property
+    def item_ids(self) -> frozenset[str]:
+        return frozenset([*(i.id for i in self.items), DIAGNOSIS_ITEM])
 
 
 def prepare(
     case_id: str, version: int, content_hash: str, data: Mapping[str, Any], catalog: Catalog
 ) -> CaseKey:
     abbreviations = _abbreviations(catalog)
-    truth = data.get("ground_truth")
-    truth = truth if isinstance(truth, dict) else {}
-    scoring = data.get("scoring")
-    scoring = scoring if isinstance(scoring, dict) else {}
-    accepted = scoring.get("acceptable_answers")
-    accepted = accepted if isinstance(accepted, dict) else {}
+    truth = _dict(data.get("ground_truth"))
+    scoring = _dict(data.get("scoring"))
+    accepted = _dict(scoring.get("acceptable_answers"))
     answers: dict[str, float] = {}
-    partial = accepted.get("partial_credit")
-    for text, share in partial.items() if isinstance(partial, dict) else ():
+    for text, share in _dict(accepted.get("partial_credit")).items():
         if isinstance(share, (int, float)) and not isinstance(share, bool):
             answers[normalise(text, abbreviations)] = float(share)
     final = truth.get("final_diagnosis")
@@ -152,8 +217,7 @@ def prepare(
         and isinstance(weights_data.get(c), (int, float))
         and not isinstance(weights_data.get(c), bool)
     }
-    metadata = data.get("metadata")
-    metadata = metadata if isinstance(metadata, dict) else {}
+    metadata = _dict(data.get("metadata"))
     return CaseKey(
         case_id,
         version,
@@ -166,10 +230,20 @@ def prepare(
         unknown,
         should_not,
         rubric(data),
+        data,
+        catalog,
     )
 
 
 # --- input ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of a consultation's transcript: who spoke (doctor, patient, tool) and what."""
+
+    role: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -181,6 +255,10 @@ class Submission:
     tests: tuple[str, ...]
     plan: tuple[str, ...]
     extra: Mapping[str, Any] = field(default_factory=dict)
+    run: str = ""
+    ordered: tuple[str, ...] = ()  # orders made during the consultation (the harness's)
+    examined: tuple[str, ...] = ()  # parts of the examination asked for
+    transcript: tuple[Turn, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,6 +269,7 @@ class Judgement:
     item: str
     met: bool
     judge: str
+    run: str = ""
 
 
 def _lines(raw: bytes, file: str, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -208,24 +287,49 @@ def _lines(raw: bytes, file: str, problems: list[str]) -> Iterable[tuple[int, di
             yield line.number, line.value
 
 
-_SHOWN = {str: "text", int: "a whole number", bool: "true or false", list: "a list of texts"}
+_TURNS = "turns"  # a transcript: a list of {"role": text, "text": text}
+_SHOWN = {
+    str: "text",
+    int: "a whole number",
+    bool: "true or false",
+    list: "a list of texts",
+    _TURNS: 'a list of {"role": text, "text": text} objects',
+}
 _SUBMISSION = {"case_id": str, "version": int, "diagnosis": str, "tests": list, "plan": list}
+_SUBMISSION_OPTIONAL = {"run": str, "ordered": list, "examined": list, "transcript": _TURNS}
 _JUDGEMENT = {"case_id": str, "version": int, "item": str, "met": bool, "judge": str}
+_JUDGEMENT_OPTIONAL = {"run": str}
+
+
+def _fits(item: Any, kind: Any) -> bool:
+    if kind == _TURNS:
+        return isinstance(item, list) and all(
+            isinstance(t, dict)
+            and isinstance(t.get("role"), str)
+            and isinstance(t.get("text"), str)
+            for t in item
+        )
+    if kind is list:
+        return isinstance(item, list) and all(isinstance(x, str) for x in item)
+    return isinstance(item, kind) and not (kind is int and isinstance(item, bool))
 
 
 def _records(
-    raw: bytes, file: str, fields: Mapping[str, type], problems: list[str]
+    raw: bytes,
+    file: str,
+    fields: Mapping[str, Any],
+    problems: list[str],
+    optional: Mapping[str, Any] = {},
 ) -> Iterable[tuple[int, dict[str, Any]]]:
-    """Each line's object whose ``fields`` all have their type (a list: of texts); every
-    missing or mistyped field is a problem naming the line."""
+    """Each line's object whose ``fields`` all have their type (a list: of texts), and whose
+    ``optional`` fields, where given, have theirs; every missing or mistyped field is a
+    problem naming the line."""
     for number, value in _lines(raw, file, problems):
         wrong = False
-        for key, kind in fields.items():
-            item = value.get(key)
-            ok = isinstance(item, kind) and not (kind is int and isinstance(item, bool))
-            if kind is list and isinstance(item, list):
-                ok = all(isinstance(x, str) for x in item)
-            if not ok:
+        for key, kind in (*fields.items(), *optional.items()):
+            if key in optional and key not in value:
+                continue
+            if not _fits(value.get(key), kind):
                 what = "missing" if key not in value else f"not {_SHOWN[kind]}"
                 problems.append(f"{file}:{number}: `{key}` is {what}")
                 wrong = True
@@ -233,24 +337,39 @@ def _records(
             yield number, value
 
 
+def _run(run: str) -> str:
+    return f" in run `{run}`" if run else ""
+
+
 def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[str]]:
     """The well-formed submission lines, and a problem for each other line."""
     problems: list[str] = []
     found: list[Submission] = []
-    seen: dict[tuple[str, int], int] = {}
-    for number, value in _records(raw, file, _SUBMISSION, problems):
-        key = (value["case_id"], value["version"])
+    seen: dict[tuple[str, str, int], int] = {}
+    known = {*_SUBMISSION, *_SUBMISSION_OPTIONAL}
+    for number, value in _records(raw, file, _SUBMISSION, problems, _SUBMISSION_OPTIONAL):
+        run = value.get("run", "")
+        key = (run, value["case_id"], value["version"])
         if key in seen:
             problems.append(
-                f"{file}:{number}: a second submission for {key[0]}@{key[1]} "
+                f"{file}:{number}: a second submission for {key[1]}@{key[2]}{_run(run)} "
                 f"(the first is on line {seen[key]})"
             )
             continue
         seen[key] = number
-        extra = {k: v for k, v in value.items() if k not in _SUBMISSION}
         found.append(
             Submission(
-                number, *key, value["diagnosis"], tuple(value["tests"]), tuple(value["plan"]), extra
+                number,
+                value["case_id"],
+                value["version"],
+                value["diagnosis"],
+                tuple(value["tests"]),
+                tuple(value["plan"]),
+                {k: v for k, v in value.items() if k not in known},
+                run,
+                tuple(value.get("ordered", ())),
+                tuple(value.get("examined", ())),
+                tuple(Turn(t["role"], t["text"]) for t in value.get("transcript", ())),
             )
         )
     return found, problems
@@ -260,16 +379,25 @@ def read_judgements(raw: bytes, file: str) -> tuple[list[Judgement], list[str]]:
     """The well-formed verdict lines, and a problem for each other line."""
     problems: list[str] = []
     found: list[Judgement] = []
-    seen: dict[tuple[str, int, str], Judgement] = {}
-    for number, value in _records(raw, file, _JUDGEMENT, problems):
-        judgement = Judgement(number, *(value[k] for k in _JUDGEMENT))
-        key = (judgement.case_id, judgement.version, judgement.item)
+    seen: dict[tuple[str, str, int, str], Judgement] = {}
+    for number, value in _records(raw, file, _JUDGEMENT, problems, _JUDGEMENT_OPTIONAL):
+        judgement = Judgement(
+            number,
+            value["case_id"],
+            value["version"],
+            value["item"],
+            value["met"],
+            value["judge"],
+            value.get("run", ""),
+        )
+        key = (judgement.run, judgement.case_id, judgement.version, judgement.item)
         first = seen.get(key)
         if first is not None:
             verdict = "the same" if first.met == judgement.met else "a different"
             problems.append(
-                f"{file}:{number}: {verdict} verdict on {key[0]}@{key[1]} {key[2]} again "
-                f"(first on line {first.line}); give each item one verdict"
+                f"{file}:{number}: {verdict} verdict on {key[1]}@{key[2]} {key[3]}"
+                f"{_run(judgement.run)} again (first on line {first.line}); give each item "
+                "one verdict"
             )
             continue
         seen[key] = judgement
@@ -287,19 +415,31 @@ class CaseScore:
     score: float | None
     critical_safety_error: bool | None
     details: dict[str, Any]
+    run: str = ""
+    process: float | None = None
+    workup: dict[str, Any] | None = None  # cost and burden (method 2)
+    method: str = METHOD
 
     def to_data(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "case_id": self.key.case_id,
             "version": self.key.version,
             "content_hash": self.key.content_hash,
             "specialty": self.key.specialty,
             "difficulty": self.key.difficulty,
+        }
+        if self.run:
+            data["run"] = self.run
+        data |= {
             "components": self.components,
             "score": self.score,
             "critical_safety_error": self.critical_safety_error,
-            "details": self.details,
         }
+        if self.method != METHOD_1:
+            data["process"] = self.process
+            data["workup"] = self.workup
+        data["details"] = self.details
+        return data
 
 
 def _resolve(name: str, catalog: Catalog) -> CatalogTest | None:
@@ -313,8 +453,8 @@ def _resolve(name: str, catalog: Catalog) -> CatalogTest | None:
 
 
 def _covers(ordered: CatalogTest, wanted: CatalogTest, catalog: Catalog) -> bool:
-    """An order covers a must-order test when it is that test, a panel holding it, or a test
-    whose result the catalog says answers it."""
+    """Method 1: an order covers a must-order test when it is that test, a panel holding it,
+    or a test whose result the catalog says answers it."""
     if ordered is wanted:
         return True
     if wanted in catalog.components_of(ordered):
@@ -322,18 +462,49 @@ def _covers(ordered: CatalogTest, wanted: CatalogTest, catalog: Catalog) -> bool
     return ordered in catalog.answered_by(wanted)
 
 
-def score_case(
+def _judged(
+    items: Sequence[Item], verdicts: Mapping[str, Judgement]
+) -> tuple[float | None, float | None, list[str]]:
+    """Treatment, safety (pending: None) and the critical items met."""
+    treatment = _share([i for i in items if i.kind == "treatment"], verdicts)
+    committed = _share([i for i in items if i.kind in ("contraindication", "critical")], verdicts)
+    criticals = [i for i in items if i.kind == "critical"]
+    met = [i.id for i in criticals if i.id in verdicts and verdicts[i.id].met]
+    return treatment, None if committed is None else round(1.0 - committed, 6), met
+
+
+def _share(items: Sequence[Item], verdicts: Mapping[str, Judgement]) -> float | None:
+    if not items:
+        return 1.0  # nothing to meet (or to commit)
+    if any(i.id not in verdicts for i in items):
+        return None
+    return round(sum(1 for i in items if verdicts[i.id].met) / len(items), 6)
+
+
+def _weighted(
+    key: CaseKey, components: Mapping[str, float | None], critical: bool | None, overflow: float
+) -> float | None:
+    if critical:
+        return 0.0  # a critical safety error fails the case (docs/scoring.md)
+    if any(components[c] is None for c, w in key.weights.items() if w > 0):
+        return None
+    total = sum(w * (components[c] or 0.0) for c, w in key.weights.items())
+    total -= key.weights.get("diagnostics", 0.0) * overflow
+    return round(max(0.0, total), 6)
+
+
+def score_v1(
     key: CaseKey,
     submission: Submission,
     verdicts: Mapping[str, Judgement],
     catalog: Catalog,
     abbreviations: Mapping[str, str],
 ) -> CaseScore:
+    """``casebank-score/1``, exactly as it was published."""
     answer = normalise(submission.diagnosis, abbreviations)
-    diagnosis = key.answers.get(answer, 0.0)
     resolved: list[CatalogTest] = []
     unknown: list[str] = []
-    for name in submission.tests:
+    for name in (*submission.ordered, *submission.tests):
         test = _resolve(name, catalog)
         if test is None:
             unknown.append(name)
@@ -345,51 +516,112 @@ def score_case(
     total_must = len(key.must) + len(key.must_unknown)
     recall = len(hit) / total_must if total_must else 1.0
     diagnostics = max(0.0, recall - SHOULD_NOT_ORDER_PENALTY * len(wrong))
-
-    pending = [i.id for i in key.items if i.id not in verdicts]
-    treatment_items = [i for i in key.items if i.kind == "treatment"]
-    safety_items = [i for i in key.items if i.kind != "treatment"]
-    treatment = _share(treatment_items, verdicts)
-    committed = _share(safety_items, verdicts)
-    safety = None if committed is None else 1.0 - committed
-    criticals = [i for i in key.items if i.kind == "critical"]
-    critical_met = [i.id for i in criticals if i.id in verdicts and verdicts[i.id].met]
-    if critical_met:
-        critical: bool | None = True
-    elif all(i.id in verdicts for i in criticals):
-        critical = False
-    else:
-        critical = None
+    items = key.items_of(METHOD_1)
+    treatment, safety, critical_met = _judged(items, verdicts)
+    critical = _critical(items, verdicts)
     components: dict[str, float | None] = {
-        "diagnosis": diagnosis,
+        "diagnosis": key.answers.get(answer, 0.0),
         "diagnostics": round(diagnostics, 6),
         "treatment": treatment,
         "safety": safety,
     }
-    if critical:
-        score: float | None = 0.0  # a critical safety error fails the case (docs/scoring.md)
-    elif any(components[c] is None for c, w in key.weights.items() if w > 0):
-        score = None
-    else:
-        score = round(sum(w * (components[c] or 0.0) for c, w in key.weights.items()), 6)
     details = {
         "diagnosis_matched": answer in key.answers,
         "must_order_hit": hit,
         "must_order_missed": missed,
         "should_not_order_ordered": wrong,
         "tests_not_in_catalog": unknown,
+        "items_pending": [i.id for i in items if i.id not in verdicts],
+        "critical_safety_errors_met": critical_met,
+    }
+    score = _weighted(key, components, critical, 0.0)
+    return CaseScore(key, components, score, critical, details, submission.run, method=METHOD_1)
+
+
+def _critical(items: Sequence[Item], verdicts: Mapping[str, Judgement]) -> bool | None:
+    criticals = [i for i in items if i.kind == "critical"]
+    if any(i.id in verdicts and verdicts[i.id].met for i in criticals):
+        return True
+    return False if all(i.id in verdicts for i in criticals) else None
+
+
+def _diagnosis(
+    key: CaseKey, answer: str, verdicts: Mapping[str, Judgement]
+) -> tuple[float | None, Match]:
+    match = key.diagnosis.match(answer)
+    if not match.pending:
+        return match.credit, match
+    verdict = verdicts.get(DIAGNOSIS_ITEM)
+    if verdict is None:
+        return None, match
+    return (1.0 if verdict.met else match.floor), match
+
+
+def score_v2(
+    key: CaseKey,
+    submission: Submission,
+    verdicts: Mapping[str, Judgement],
+    catalog: Catalog,
+) -> CaseScore:
+    """``casebank-score/2`` (docs/scoring.md)."""
+    diagnosis, match = _diagnosis(key, submission.diagnosis, verdicts)
+    workup = read_workup(
+        key.expected, (*submission.ordered, *submission.tests), submission.examined
+    )
+    items = key.items_of(METHOD_2)
+    judged = [i for i in items if i.kind != "process"]
+    treatment, safety, critical_met = _judged(judged, verdicts)
+    critical = _critical(judged, verdicts)
+    process_items = [i for i in items if i.kind == "process"]
+    process = _share(process_items, verdicts) if process_items else None
+    components: dict[str, float | None] = {
+        "diagnosis": diagnosis,
+        "diagnostics": workup.diagnostics,
+        "treatment": treatment,
+        "safety": safety,
+    }
+    pending = [i.id for i in items if i.id not in verdicts]
+    if match.pending and diagnosis is None:
+        pending.insert(0, DIAGNOSIS_ITEM)
+    details = _details_v2(match, workup, pending, critical_met)
+    score = _weighted(key, components, critical, workup.overflow)
+    return CaseScore(
+        key,
+        components,
+        score,
+        critical,
+        details,
+        submission.run,
+        process,
+        cost_and_burden(workup.tests),
+        METHOD_2,
+    )
+
+
+def _details_v2(
+    match: Match, workup: Workup, pending: list[str], critical_met: list[str]
+) -> dict[str, Any]:
+    return {
+        "diagnosis_matched": match.credit is not None and match.credit > 0,
+        "diagnosis_match": {
+            "relation": match.relation,
+            "matched": match.matched,
+            "pending": match.pending,
+            "floor": match.floor if match.pending else None,
+        },
+        "must_order_hit": workup.hit,
+        "must_order_missed": workup.missed,
+        "must_order_credited_by": workup.credited_by,
+        "should_not_order_ordered": workup.should_not,
+        "optional_ordered": workup.optional,
+        "unneeded_orders": workup.unneeded,
+        "recall": workup.recall,
+        "over_investigation": workup.penalty,
+        "over_investigation_from_score": workup.overflow,
+        "tests_not_in_catalog": workup.not_in_catalog,
         "items_pending": pending,
         "critical_safety_errors_met": critical_met,
     }
-    return CaseScore(key, components, score, critical, details)
-
-
-def _share(items: Sequence[Item], verdicts: Mapping[str, Judgement]) -> float | None:
-    if not items:
-        return 1.0  # nothing to meet (or to commit)
-    if any(i.id not in verdicts for i in items):
-        return None
-    return round(sum(1 for i in items if verdicts[i.id].met) / len(items), 6)
 
 
 def check_against(
@@ -420,20 +652,22 @@ def check_against(
                     else f" (no such case{_close(s.case_id, versions)})"
                 )
             )
-    submitted = {(s.case_id, s.version) for s in submissions}
+    submitted = {(s.run, s.case_id, s.version) for s in submissions}
     for j in judgements:
         where = f"{files[1]}:{j.line}"
         key = keys.get((j.case_id, j.version))
         if key is None:
             problems.append(f"{where}: release {release} has no {j.case_id}@{j.version}")
-        elif j.item not in {i.id for i in key.items}:
+        elif j.item not in key.item_ids:
             known = ", ".join(i.id for i in key.items)
             problems.append(
-                f"{where}: {j.case_id}@{j.version} has no item `{j.item}` (items: {known})"
+                f"{where}: {j.case_id}@{j.version} has no item `{j.item}` (items: {known}, "
+                f"and {DIAGNOSIS_ITEM} where the diagnosis is pending)"
             )
-        elif (j.case_id, j.version) not in submitted:
+        elif (j.run, j.case_id, j.version) not in submitted:
+            run = f" in run `{j.run}`" if j.run else ""
             problems.append(
-                f"{where}: a verdict on {j.case_id}@{j.version}, which has no submission"
+                f"{where}: a verdict on {j.case_id}@{j.version}{run}, which has no submission"
             )
     return problems
 
@@ -449,22 +683,23 @@ def score_all(
     judgements: Sequence[Judgement],
     keys: Mapping[tuple[str, int], CaseKey],
     catalog: Catalog,
+    method: str = METHOD,
 ) -> list[CaseScore]:
-    abbreviations = _abbreviations(catalog)
-    verdicts: dict[tuple[str, int], dict[str, Judgement]] = defaultdict(dict)
+    if method not in METHODS:
+        raise ValueError(f"unknown scoring method {method!r} (known: {', '.join(METHODS)})")
+    abbreviations = _abbreviations(catalog) if method == METHOD_1 else {}
+    verdicts: dict[tuple[str, str, int], dict[str, Judgement]] = defaultdict(dict)
     for j in judgements:
-        verdicts[(j.case_id, j.version)][j.item] = j
-    scored = [
-        score_case(
-            keys[(s.case_id, s.version)],
-            s,
-            verdicts[(s.case_id, s.version)],
-            catalog,
-            abbreviations,
-        )
-        for s in submissions
-    ]
-    return sorted(scored, key=lambda c: (c.key.case_id, c.key.version))
+        verdicts[(j.run, j.case_id, j.version)][j.item] = j
+    scored = []
+    for s in submissions:
+        key = keys[(s.case_id, s.version)]
+        given = verdicts[(s.run, s.case_id, s.version)]
+        if method == METHOD_1:
+            scored.append(score_v1(key, s, given, catalog, abbreviations))
+        else:
+            scored.append(score_v2(key, s, given, catalog))
+    return sorted(scored, key=lambda c: (c.run, c.key.case_id, c.key.version))
 
 
 # --- the summary ---------------------------------------------------------------------------
@@ -472,14 +707,7 @@ def score_all(
 
 def bootstrap_interval(values: Sequence[float]) -> list[float] | None:
     """A percentile bootstrap 95% interval of the mean, with a fixed seed (docs/scoring.md)."""
-    if len(values) < 2:
-        return None
-    rng = random.Random(BOOTSTRAP_SEED)
-    n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(BOOTSTRAP_SAMPLES))
-    low = means[int(0.025 * BOOTSTRAP_SAMPLES)]
-    high = means[int(0.975 * BOOTSTRAP_SAMPLES) - 1]
-    return [round(low, 6), round(high, 6)]
+    return bootstrap.interval(values)
 
 
 def _group(scored: Sequence[CaseScore]) -> dict[str, Any]:
@@ -498,17 +726,106 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return round(statistics.fmean(known), 6) if known else None
 
 
-def summary(scored: Sequence[CaseScore], cases_in_release: int) -> dict[str, Any]:
+def _one_summary(scored: Sequence[CaseScore], cases_in_release: int) -> dict[str, Any]:
     done = [c.score for c in scored if c.score is not None]
     result = _group(scored)
     result["complete"] = result["pending"] == 0
     result["ci95"] = bootstrap_interval(done)
-    result["not_submitted"] = cases_in_release - len(scored)
+    submitted = {(c.key.case_id, c.key.version) for c in scored}
+    result["not_submitted"] = cases_in_release - len(submitted)
     result["critical_safety_errors"] = sum(1 for c in scored if c.critical_safety_error)
     result["components"] = {c: _mean([s.components[c] for s in scored]) for c in COMPONENTS}
+    if any(c.method != METHOD_1 for c in scored):
+        result["process"] = _mean([c.process for c in scored])
+        result["diagnosis_pending"] = sum(1 for c in scored if c.components["diagnosis"] is None)
+        result["workup"] = workup_means(scored)
     for name, attribute in (("by_specialty", "specialty"), ("by_difficulty", "difficulty")):
         groups: dict[str, list[CaseScore]] = defaultdict(list)
         for c in scored:
             groups[getattr(c.key, attribute)].append(c)
         result[name] = {g: _group(members) for g, members in sorted(groups.items())}
     return result
+
+
+def workup_means(scored: Sequence[CaseScore]) -> dict[str, Any]:
+    """The mean work-up per submission: cost per currency, dose, tests, invasive procedures,
+    contrast studies."""
+    workups = [c.workup for c in scored if c.workup is not None]
+    if not workups:
+        return {}
+    n = len(workups)
+    currencies = sorted({k for w in workups for k in w["cost"]})
+    return {
+        "cost": {k: round(sum(w["cost"].get(k, 0.0) for w in workups) / n, 2) for k in currencies},
+        **{
+            name: round(sum(w[name] for w in workups) / n, 3)
+            for name in ("radiation_msv", "tests", "invasive", "contrast", "sedation")
+        },
+    }
+
+
+def runs_of(scored: Sequence[CaseScore]) -> list[str]:
+    return sorted({c.run for c in scored})
+
+
+def summary(scored: Sequence[CaseScore], cases_in_release: int) -> dict[str, Any]:
+    """The summary over every submission; with runs, also one per run and a table of each
+    run's accuracy beside its cost (method 2)."""
+    result = _one_summary(scored, cases_in_release)
+    runs = runs_of(scored)
+    if runs != [""] and runs:
+        by_run = {r: [c for c in scored if c.run == r] for r in runs}
+        result["runs"] = {
+            r: _one_summary(members, cases_in_release) for r, members in by_run.items()
+        }
+        if any(c.method != METHOD_1 for c in scored):
+            result["cost_table"] = [
+                {
+                    "run": r,
+                    "n": s["n"],
+                    "mean": s["mean"],
+                    "diagnosis": s["components"]["diagnosis"],
+                    **s["workup"],
+                }
+                for r, s in result["runs"].items()
+            ]
+    return result
+
+
+def _differences(pairs: Iterable[tuple[float | None, float | None]]) -> list[float]:
+    return [round(y - x, 6) for x, y in pairs if x is not None and y is not None]
+
+
+def compare(scored: Sequence[CaseScore], run_a: str, run_b: str) -> dict[str, Any]:
+    """Run B against run A over the case versions both scored: the mean paired difference
+    (B - A) of the score and of each component, with its percentile bootstrap interval."""
+    a = {(c.key.case_id, c.key.version): c for c in scored if c.run == run_a}
+    b = {(c.key.case_id, c.key.version): c for c in scored if c.run == run_b}
+    both = sorted(k for k in a.keys() & b.keys())
+    metrics: dict[str, list[float]] = {}
+    metrics["score"] = _differences([(a[k].score, b[k].score) for k in both])
+    for name in COMPONENTS:
+        metrics[name] = _differences([(a[k].components[name], b[k].components[name]) for k in both])
+    by_length: dict[int, list[str]] = defaultdict(list)
+    for name, values in metrics.items():
+        by_length[len(values)].append(name)
+    found: dict[str, list[float] | None] = {}
+    for names in by_length.values():  # one pass of draws for every metric of one length
+        for name, ci in zip(names, bootstrap.intervals([metrics[n] for n in names]), strict=True):
+            found[name] = ci
+    return {
+        "a": run_a,
+        "b": run_b,
+        "paired": len(metrics["score"]),
+        "answered_by_both": len(both),
+        "only_a": len(a.keys() - b.keys()),
+        "only_b": len(b.keys() - a.keys()),
+        "difference": {
+            name: {
+                "n": len(values),
+                "mean": round(statistics.fmean(values), 6) if values else None,
+                "ci95": found[name],
+            }
+            for name, values in metrics.items()
+        },
+    }

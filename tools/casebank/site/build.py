@@ -24,6 +24,7 @@ from casebank.errors import SetupError
 from casebank.format.schema import DIFFICULTIES
 from casebank.serve.views import view
 from casebank.site.attachments import published, served
+from casebank.site.burden import expected_workup, test_rows
 from casebank.site.charts import coverage_chart
 from casebank.site.model import Event, SiteCase, SiteInput, SiteRelease
 from casebank.site.nodes import FLAG_LABELS, Node, exam_node, label, to_node
@@ -230,6 +231,7 @@ def case_context(site: SiteInput, case: SiteCase, released: set[str]) -> dict[st
         "results": rows,
         "series": series,
         "other_findings": _sections(on_request) + _sections(investigations or {}),
+        "burdens": test_rows(data, site.catalog),
         "attachments": [links[a.name] for a in case.attachments],
         "examiner": _sections(view(data, "examiner"), _HEADER_FIELDS),
         "provenance": provenance(site, case),
@@ -279,4 +281,15 @@ def release_context(site: SiteInput, release: SiteRelease, shown: set[str]) -> d
         "release": release,
         "previous_href": release_href(previous, "../") if previous in known and previous else "",
         "link": link,
+        "workups": _workups(site) if site.release == release.version else [],
     }
+
+
+def _workups(site: SiteInput) -> list[dict[str, Any]]:
+    """The expected work-up (must-order tests) of each case shown, and its cost and burden."""
+    rows = []
+    for case in sorted(site.cases, key=lambda c: c.case_id):
+        found = expected_workup(case.data, site.catalog)
+        if found is not None:
+            rows.append({"case_id": case.case_id, **found})
+    return rows

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from casebank.format.catalog import Catalog
 
 
 @dataclass(frozen=True)
@@ -97,3 +100,4 @@ class SiteInput:
     releases: tuple[SiteRelease, ...] = ()  # oldest first
     licence: str = ""  # the dataset's licence (SPDX), the default of a case that states none
     notes: tuple[str, ...] = ()  # shown on the index
+    catalog: Catalog | None = None  # the shown content's catalog: the tests' cost and burden

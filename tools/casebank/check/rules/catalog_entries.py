@@ -222,3 +222,68 @@ def check_units(doc: Document) -> Iterator[Finding]:
                     + (f"; it contains {', '.join(odd)}" if odd else ""),
                     "write it in UCUM or a common clinical spelling (mmol/L, ×10^9/L, mmHg)",
                 )
+
+
+_PRICE = ("amount", "currency", "year", "source")
+
+
+@rule(
+    "CB505",
+    "catalog-cost-burden",
+    Severity.WARNING,
+    "A test without its cost (a sourced amount, or a tier) or its burden.",
+    target="catalog",
+)
+def check_cost_and_burden(doc: Document) -> Iterator[Finding]:
+    """Every test says what it costs and what it costs the patient, so that the scorer can
+    charge an unneeded order by its burden and report each work-up's cost, dose, invasive
+    procedures and contrast studies (docs/scoring.md). A cost is an amount with its currency,
+    year and source (a public fee schedule cited in the catalog header), or, where no public
+    figure exists, a relative tier; never both, never an invented number. A burden gives all of
+    `invasive`, `radiation_msv` (`unknown` where no cited table has the study), `contrast` and
+    `sedation`.
+
+    Bad:
+
+        - name: Chest X-ray
+          kind: imaging
+          result_types: [text_report]
+          cost: {amount: 32.67}
+
+    Good:
+
+        - name: Chest X-ray
+          kind: imaging
+          result_types: [text_report]
+          cost: {amount: 32.67, currency: USD, year: 2025, source: cms-pfs, code: "71046"}
+          burden: {invasive: none, radiation_msv: 0.1, contrast: none, sedation: false}
+    """
+    for path, entry in _entries(doc):
+        name = entry.get("name", "?")
+        cost, burden = entry.get("cost"), entry.get("burden")
+        if not isinstance(cost, dict):
+            yield Finding(
+                path,
+                f"{name} has no `cost`",
+                "add `cost: {amount, currency, year, source}` from a public fee schedule cited "
+                "in the catalog header, or `cost: {tier: low|medium|high|very_high}`",
+            )
+        elif "tier" in cost and "amount" in cost:
+            yield Finding(
+                (*path, "cost"),
+                f"the cost of {name} gives both an amount and a tier",
+                "keep the sourced amount, or only the tier where no public figure exists",
+            )
+        elif "tier" not in cost and [k for k in _PRICE if k not in cost]:
+            missing = ", ".join(f"`{k}`" for k in _PRICE if k not in cost)
+            yield Finding(
+                (*path, "cost"),
+                f"the cost of {name} lacks {missing}",
+                "give the amount with its currency, year and source, or a `tier` instead",
+            )
+        if not isinstance(burden, dict):
+            yield Finding(
+                path,
+                f"{name} has no `burden`",
+                "add `burden: {invasive, radiation_msv, contrast, sedation}` (catalog header)",
+            )

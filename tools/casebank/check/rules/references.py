@@ -10,7 +10,7 @@ from casebank.check.problem import Severity
 from casebank.format.catalog import CatalogTest, fold
 from casebank.format.document import format_path
 from casebank.format.names import suggest_sided
-from casebank.format.orders import NamedTest, named_tests, orders
+from casebank.format.orders import NamedTest, named_tests, order_groups, orders
 
 EXPECTED = ("investigations", "expected")
 EXPECTED_LISTS = ("must_order", "optional", "should_not_order")
@@ -177,21 +177,30 @@ def check_must_order_is_served(ctx: CaseContext) -> Iterator[Finding]:
             ECG: {type: text_report, value: "ST elevation in II, III and aVF."}
     """
     served = oracle(ctx)
-    for named in orders(ctx.data, *EXPECTED, "must_order"):
-        if ctx.resolve(named.name) is None:
-            continue  # CB304 says it
-        request = _request(named)
-        answer = served.answer(request)
-        # A result the case itself marks unavailable is deliberate; a policy answer is not.
-        if answer.source == "policy" or (answer.source == "unavailable" and answer.result is None):
-            how = "the catalog's normal result" if answer.source == "policy" else "as unavailable"
-            yield Finding(
-                named.path,
-                f"must-order test `{named.name}` has no result in this case: it would be "
-                f"served {how} ({served.policy or 'no results_generated_policy'})",
-                f"add `{named.name}` under `investigations.results` (or make a listed result "
-                f"answer it with `answers: [{named.name}]`)",
-            )
+    # An item of alternatives (`any_of`) needs one of them answered by the case, not each.
+    for group in order_groups(ctx.data, *EXPECTED, "must_order"):
+        unserved = []
+        for named in group:
+            if ctx.resolve(named.name) is None:
+                continue  # CB304 says it
+            answer = served.answer(_request(named))
+            # A result the case itself marks unavailable is deliberate; a policy answer is not.
+            if answer.source == "policy" or (
+                answer.source == "unavailable" and answer.result is None
+            ):
+                unserved.append((named, answer.source))
+            else:
+                break
+        else:
+            for named, source in unserved[:1]:
+                how = "the catalog's normal result" if source == "policy" else "as unavailable"
+                yield Finding(
+                    named.path,
+                    f"must-order test `{named.name}` has no result in this case: it would be "
+                    f"served {how} ({served.policy or 'no results_generated_policy'})",
+                    f"add `{named.name}` under `investigations.results` (or make a listed "
+                    f"result answer it with `answers: [{named.name}]`)",
+                )
 
 
 def _request(named: NamedTest) -> str:

@@ -492,9 +492,13 @@ def _anyof(e: _Error) -> tuple[Rule, Finding] | None:
         by_form: dict[int, list[Any]] = {}
         for child in children:
             by_form.setdefault(child.schema_path[len(e.error.schema_path)], []).append(child)
-        # The form that got furthest into the value, then the one with the fewest errors: a
-        # section whose finding has a misspelt key, not a finding with an unknown key.
-        closest = min(by_form.values(), key=lambda errors: (-max(map(_depth, errors)), len(errors)))
+        # The form that got furthest into the value, then the one with the fewest errors
+        # (counted to the leaves): a section whose finding has a misspelt key, not a finding
+        # with an unknown key; a short list of alternatives, not an order without its test.
+        closest = min(
+            by_form.values(),
+            key=lambda errors: (-max(map(_depth, errors)), len(list(_leaves(errors)))),
+        )
         leaves = [leaf for child in closest for leaf in _leaves([child])]
         if leaves:
             first = e.checker.translate(e.doc, leaves[0])

@@ -1,0 +1,281 @@
+"""Scoring method 2 at the library level: test credit as the oracle answers, examinations, the
+burden penalty, process, a pending diagnosis, runs and paired comparisons; and method 1
+reproduced exactly as it was published."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from casebank.format.catalog import Catalog, build_catalog
+from casebank.serve import bootstrap, score
+from casebank.serve.workup import BASE_PENALTY, order_penalty
+from conftest import FIXTURES, VALID_CASE
+
+DATA = Path(__file__).parent / "data"
+GOLD = "Acute inferior ST-elevation myocardial infarction"
+MUST = ("ECG", "Troponin", "CBC")
+
+
+@pytest.fixture(scope="module")
+def catalog() -> Catalog:
+    return build_catalog(yaml.safe_load((FIXTURES / "catalog.yaml").read_text(encoding="utf-8")))
+
+
+def case_data(old: str = "", new: str = "", case_id: str = "alpha") -> dict[str, Any]:
+    text = VALID_CASE.replace("case_id: valid_case", f"case_id: {case_id}", 1)
+    if old:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def key(catalog: Catalog, data: dict[str, Any] | None = None, case_id: str = "alpha") -> Any:
+    return score.prepare(case_id, 1, f"hash-{case_id}", data or case_data(case_id=case_id), catalog)
+
+
+def submit(case_id: str = "alpha", **fields: Any) -> score.Submission:
+    given = {"diagnosis": GOLD, "tests": MUST, "plan": ("Aspirin",)} | fields
+    return score.Submission(
+        1,
+        case_id,
+        1,
+        given.pop("diagnosis"),
+        tuple(given.pop("tests")),
+        tuple(given.pop("plan")),
+        **given,
+    )
+
+
+def scored(catalog: Catalog, submission: score.Submission, data: Any = None, **kw: Any) -> Any:
+    keys = {(submission.case_id, 1): key(catalog, data, submission.case_id)}
+    [result] = score.score_all([submission], kw.pop("judgements", []), keys, catalog, **kw)
+    return result
+
+
+# --- method 1, exactly ---------------------------------------------------------------------
+
+
+def test_method_1_reproduces_the_published_report_exactly(catalog: Catalog) -> None:
+    golden = json.loads((DATA / "score-method-1.json").read_text(encoding="utf-8"))
+    raw = "".join(json.dumps(s) + "\n" for s in golden["submissions"]).encode()
+    submissions, problems = score.read_submissions(raw, "s")
+    verdicts, bad = score.read_judgements(
+        "".join(json.dumps(j) + "\n" for j in golden["judgements"]).encode(), "j"
+    )
+    assert problems == bad == []
+    keys = {(c, 1): key(catalog, case_id=c) for c in ("alpha", "beta", "gamma")}
+    found = score.score_all(submissions, verdicts, keys, catalog, method="casebank-score/1")
+    report = {"cases": [c.to_data() for c in found], "summary": score.summary(found, 3)}
+    assert json.loads(json.dumps(report)) == golden["report"]
+
+
+# --- test credit ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "tests,hit",
+    [
+        (["12-lead ECG", "hs-troponin", "FBC"], 3),  # aliases
+        (["ECG", "troponin at 0 and 1 h", "CBC"], 3),  # the timing taken out
+        (["ECG", "Serial troponins (x2)", "Hemoglobin"], 3),  # a member of the listed panel
+        (["ECG", "Cardiac monitoring"], 1),  # answered from the ECG's result: credits the ECG
+        (["Tarot reading"], 0),
+    ],
+)
+def test_an_order_meets_what_the_oracle_answers_it_from(
+    catalog: Catalog, tests: list[str], hit: int
+) -> None:
+    found = scored(catalog, submit(tests=tuple(tests)))
+    assert len(found.details["must_order_hit"]) == hit
+
+
+def test_any_of_alternatives_are_met_by_one_of_them(catalog: Catalog) -> None:
+    data = case_data(
+        "must_order: [ECG, Troponin, CBC]",
+        "must_order: [ECG, Troponin, {any_of: [CBC, Urinalysis]}]",
+    )
+    found = scored(catalog, submit(tests=("ECG", "Troponin", "Urinalysis")), data)
+    assert found.details["must_order_hit"] == [
+        "ECG",
+        "Troponin",
+        "Complete blood count or Urinalysis",
+    ]
+    assert found.components["diagnostics"] == 1.0
+
+
+def test_an_examination_meets_a_bedside_must_order_item(catalog: Catalog) -> None:
+    data = case_data(
+        "must_order: [ECG, Troponin, CBC]", "must_order: [ECG, Troponin, CBC, Vital signs]"
+    )
+    data["physical_exam"]["vital_signs"] = {"heart rate": "98/min"}
+    without = scored(catalog, submit(), data)
+    assert without.details["must_order_missed"] == ["Vital signs"]
+    found = scored(catalog, submit(examined=("vital signs",)), data)
+    assert found.details["must_order_credited_by"]["Vital signs"] == "examination"
+    assert found.components["diagnostics"] == 1.0
+    # An examination never stands for a laboratory test.
+    data["physical_exam"]["troponin"] = "raised"
+    found = scored(catalog, submit(tests=("ECG", "CBC"), examined=("full",)), data)
+    assert "Troponin" in found.details["must_order_missed"]
+
+
+# --- the burden penalty --------------------------------------------------------------------
+
+
+def test_every_order_outside_must_and_optional_costs_by_its_burden(catalog: Catalog) -> None:
+    urinalysis = catalog.resolve("Urinalysis")
+    penalty = order_penalty(urinalysis)
+    assert penalty >= BASE_PENALTY
+    found = scored(catalog, submit(tests=(*MUST, "Urinalysis", "Chest X-ray")))
+    assert found.details["optional_ordered"] == ["Chest X-ray"]  # optional: free
+    assert [u["test"] for u in found.details["unneeded_orders"]] == ["Urinalysis"]
+    assert found.components["diagnostics"] == round(1 - penalty, 6)
+    # A should-not-order test keeps its larger penalty.
+    rash = scored(catalog, submit(tests=(*MUST, "Elective stress test")))
+    assert rash.components["diagnostics"] == 1 - score.SHOULD_NOT_ORDER_PENALTY
+    assert max(order_penalty(t) for t in catalog.tests) < score.SHOULD_NOT_ORDER_PENALTY
+
+
+def test_a_zero_recall_does_not_hide_the_penalty(catalog: Catalog) -> None:
+    items = [i.id for i in key(catalog).items]
+    judged = [score.Judgement(1, "alpha", 1, i, not i.startswith("c"), "j") for i in items]
+    blank = scored(catalog, submit(tests=()), judgements=judged)
+    scattered = scored(
+        catalog, submit(tests=("Urinalysis", "Elective stress test")), judgements=judged
+    )
+    assert blank.components["diagnostics"] == scattered.components["diagnostics"] == 0.0
+    assert scattered.details["over_investigation_from_score"] > 0
+    assert scattered.score < blank.score  # the penalty the component could not absorb
+    assert scattered.score == round(blank.score - 0.25 * scattered.details["over_investigation"], 6)
+
+
+def test_the_work_up_reports_cost_and_burden(catalog: Catalog) -> None:
+    found = scored(catalog, submit(tests=(*MUST, "Chest X-ray")))
+    assert found.workup == {
+        "tests": 4,
+        "least_cost": 66.82,
+        "cost": {"USD": 66.82},
+        "cost_tiers": {},
+        "cost_unknown": 0,
+        "radiation_msv": 0.1,
+        "radiation_unknown": 0,
+        "invasive": 0,
+        "contrast": 0,
+        "sedation": 0,
+    }
+
+
+# --- judged parts --------------------------------------------------------------------------
+
+
+def test_process_is_judged_and_reported_apart_from_the_weighted_score(catalog: Catalog) -> None:
+    data = case_data(
+        'critical_safety_errors: ["Discharging the patient"]',
+        'critical_safety_errors: ["Discharging the patient"]\n'
+        '  process: ["Asks about the onset of the pain", "Examines the chest"]',
+    )
+    items = [i.id for i in key(catalog, data).items]
+    assert items[-2:] == ["process.1", "process.2"]
+    verdicts = [
+        score.Judgement(1, "alpha", 1, i, i in ("treatment.1", "treatment.2", "process.1"), "j")
+        for i in items
+    ]
+    found = scored(catalog, submit(), data, judgements=verdicts)
+    assert found.process == 0.5 and found.score == 1.0
+    assert "process" not in found.components
+
+
+def test_a_diagnosis_the_matcher_cannot_decide_waits_for_a_judge(catalog: Catalog) -> None:
+    waiting = scored(catalog, submit(diagnosis="Inferior wall myocardial injury"))
+    assert waiting.components["diagnosis"] is None
+    assert waiting.details["items_pending"][0] == score.DIAGNOSIS_ITEM
+    yes = score.Judgement(1, "alpha", 1, score.DIAGNOSIS_ITEM, True, "j")
+    found = scored(catalog, submit(diagnosis="Inferior wall myocardial injury"), judgements=[yes])
+    assert found.components["diagnosis"] == 1.0
+    no = score.Judgement(1, "alpha", 1, score.DIAGNOSIS_ITEM, False, "j")
+    found = scored(catalog, submit(diagnosis="Inferior wall myocardial injury"), judgements=[no])
+    assert found.components["diagnosis"] == 0.0
+
+
+# --- runs and comparisons ------------------------------------------------------------------
+
+
+def lines(*rows: dict[str, Any]) -> bytes:
+    return "".join(json.dumps(r) + "\n" for r in rows).encode()
+
+
+def row(case_id: str = "alpha", **more: Any) -> dict[str, Any]:
+    return {
+        "case_id": case_id,
+        "version": 1,
+        "diagnosis": GOLD,
+        "tests": list(MUST),
+        "plan": [],
+    } | more
+
+
+def test_one_file_holds_one_submission_per_case_and_run() -> None:
+    found, problems = score.read_submissions(
+        lines(row(run="a"), row(run="b"), row(run="a"), row(run=3)), "s.jsonl"
+    )
+    assert [s.run for s in found] == ["a", "b"]
+    assert problems == [
+        "s.jsonl:3: a second submission for alpha@1 in run `a` (the first is on line 1)",
+        "s.jsonl:4: `run` is not text",
+    ]
+
+
+def test_optional_fields_are_checked_when_given() -> None:
+    _, problems = score.read_submissions(
+        lines(row(examined="vital signs"), row("beta", transcript=[{"role": "doctor"}])), "s"
+    )
+    assert problems == [
+        "s:1: `examined` is not a list of texts",
+        's:2: `transcript` is not a list of {"role": text, "text": text} objects',
+    ]
+
+
+def test_summaries_and_a_paired_comparison_by_run(catalog: Catalog) -> None:
+    keys = {(c, 1): key(catalog, case_id=c) for c in ("alpha", "beta", "gamma")}
+    subs, _ = score.read_submissions(
+        lines(
+            *(row(c, run="careful") for c in ("alpha", "beta", "gamma")),
+            *(row(c, run="rash", tests=[*MUST, "Elective stress test"]) for c in ("alpha", "beta")),
+        ),
+        "s",
+    )
+    verdicts = [
+        score.Judgement(1, c, 1, i.id, i.kind == "treatment", "j", run)
+        for run, cases in (("careful", ("alpha", "beta", "gamma")), ("rash", ("alpha", "beta")))
+        for c in cases
+        for i in keys[(c, 1)].items
+    ]
+    found = score.score_all(subs, verdicts, keys, catalog)
+    summary = score.summary(found, 3)
+    assert set(summary["runs"]) == {"careful", "rash"}
+    assert summary["runs"]["careful"]["mean"] == 1.0 and summary["runs"]["rash"]["n"] == 2
+    assert [r["run"] for r in summary["cost_table"]] == ["careful", "rash"]
+    compared = score.compare(found, "careful", "rash")
+    assert (compared["paired"], compared["only_a"], compared["only_b"]) == (2, 1, 0)
+    assert compared["difference"]["diagnostics"]["mean"] == -0.25
+    assert compared["difference"]["score"]["mean"] == -0.0625
+    assert compared["difference"]["score"]["ci95"] == [-0.0625, -0.0625]
+
+
+def test_the_bootstrap_with_numpy_gives_the_published_interval() -> None:
+    rng = random.Random(7)
+    for n in (2, 5, 68, 301):
+        values = [round(rng.random(), 3) for _ in range(n)]
+        pure = bootstrap.intervals([values, values[::-1]], fast=False)
+        assert bootstrap.intervals([values, values[::-1]]) == pure
+        assert score.bootstrap_interval(values) == pure[0]
+    assert bootstrap.intervals([[0.5]]) == [None]
+    with pytest.raises(ValueError):
+        bootstrap.intervals([[1.0, 2.0], [1.0]])
