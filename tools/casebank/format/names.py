@@ -509,7 +509,9 @@ _TIMING = re.compile(
     r"[\s-]*(?:h|hr|hrs|hour|hours|min|mins|minute|minutes)\b(?:\s+(?:post|after)[\w\s-]*$)?"
     r"|\b(?:x|×)\s*\d+\b|\b\d+\s*(?:x|×)\b"
     r"|\b(?:at presentation|on arrival|on admission|now|stat|urgent|urgently|repeat|repeated"
-    r"|serial|baseline|initial|timed|post[- ]ingestion)\b",
+    r"|serial|baseline|initial|timed|post[- ]ingestion|at triage|on (?:room )?air|in (?:room )?air"
+    r"|seated|clinic|cath|catheter)\b"
+    r"|\b(?:after|once) (?:the )?(?:seizure|fit|convulsion)s?(?: (?:has )?(?:stopped|ended))?\b",
     re.IGNORECASE,
 )
 

@@ -166,6 +166,7 @@ class Facts:
     texts: list[tuple[str, str]] = field(default_factory=list, init=False)
     # Blood pressures by the posture the examination names ("lying", "standing 3 minutes").
     postures: list[tuple[str, Reading]] = field(default_factory=list, init=False)
+    arms: list[tuple[str, Reading]] = field(default_factory=list, init=False)  # by side
 
     def __post_init__(self) -> None:
         exam = self.case.get("physical_exam")
@@ -203,9 +204,28 @@ class Facts:
                         if name != "Blood pressure":
                             value = float(value) if "." in value else int(value)
                         self.findings[name] = Reading(value, unit, origin, note=clause.strip())
+                self._postures_in(clause, origin)
+
+    def _postures_in(self, clause: str, origin: str) -> None:
+        """Blood pressures a clause of text gives by posture ("BP 112/70 mmHg lying; on
+        sitting up ... BP 100/64 mmHg")."""
+        posture = _POSTURE.search(clause)
+        pressure = re.search(r"\b(?:BP|blood pressure)\s*(\d{2,3}\s*/\s*\d{2,3})", clause, re.I)
+        if posture and pressure:
+            reading = Reading(
+                pressure.group(1).replace(" ", ""), "mmHg", origin, None, clause.strip()
+            )
+            self.postures.append((posture.group(0).casefold(), reading))
 
     def _posture(self, path: tuple[str, ...], node: Mapping[str, Any], origin: str) -> None:
         """Keep a blood pressure the examination gives by posture ("lying", "standing")."""
+        if _pressure(node["value"]) and _ARM.search(_key(path[-1])):
+            arm = _ARM.search(_key(path[-1]))
+            assert arm is not None
+            reading = Reading(
+                node["value"], _text(node.get("unit")), origin, None, _text(node.get("note"))
+            )
+            self.arms.append((arm.group(1), reading))
         if _pressure(node["value"]) and _POSTURE.search(" ".join(_key(p) for p in path[-2:])):
             reading = Reading(
                 node["value"], _text(node.get("unit")), origin, None, _text(node.get("note"))
@@ -710,6 +730,34 @@ def _corrected_calcium(facts: Facts) -> Derived | Missing:
     )
 
 
+_ARM = re.compile(r"\b(right|left)\b(?: upper)? arm\b", re.IGNORECASE)
+
+
+@formula(
+    "bilateral_arm_blood_pressure",
+    "Blood pressure in both arms",
+    "2024 ESC Guidelines for the management of peripheral arterial and aortic diseases (a "
+    "systolic difference over 20 mmHg between the arms is a sign of aortic dissection); "
+    "NICE NG136 (measure both arms; repeat if the difference is over 15 mmHg)",
+)
+def _both_arms(facts: Facts) -> Derived | Missing:
+    sides = {side.casefold(): reading for side, reading in facts.arms}
+    if "right" not in sides or "left" not in sides:
+        return Missing(("a blood pressure in each arm",))
+    right, left = _pressure(sides["right"].value), _pressure(sides["left"].value)
+    if right is None or left is None:
+        return Missing(("a blood pressure in each arm",))
+    gap = abs(right[0] - left[0])
+    value = (
+        f"Right arm {sides['right'].value} mmHg, left arm {sides['left'].value} mmHg: "
+        f"systolic difference {gap} mmHg."
+    )
+    flag = "abnormal" if gap > 20 else "indeterminate" if gap > 15 else "normal"
+    note = "A systolic difference over 15 mmHg is repeated; over 20 mmHg is significant."
+    result = {"type": "text_report", "value": value, "flag": flag, "note": note}
+    return Derived(result, (sides["right"].origin, sides["left"].origin))
+
+
 _POSTURE = re.compile(r"\b(?:lying|supine|sitting|seated|standing)\b", re.IGNORECASE)
 
 
@@ -723,8 +771,11 @@ _POSTURE = re.compile(r"\b(?:lying|supine|sitting|seated|standing)\b", re.IGNORE
 def _orthostatic(facts: Facts) -> Derived | Missing:
     lying = [(w, r) for w, r in facts.postures if re.search(r"lying|supine", w, re.I)]
     upright = [(w, r) for w, r in facts.postures if re.search(r"standing", w, re.I)]
+    upright = upright or [
+        (w, r) for w, r in facts.postures if re.search(r"sitting|seated", w, re.I)
+    ]
     if not lying or not upright:
-        return Missing(("a lying and a standing blood pressure",))
+        return Missing(("a lying and a standing (or sitting) blood pressure",))
     first = _pressure(lying[0][1].value)
     falls = [(w, r, _pressure(r.value)) for w, r in upright]
     assert first is not None

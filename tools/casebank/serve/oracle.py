@@ -20,6 +20,7 @@ part asked for, or ``unavailable`` when the case does not record it. Nothing is 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,7 +28,13 @@ from functools import cached_property
 from typing import Any
 
 from casebank.format.catalog import Catalog, CatalogTest, fold
-from casebank.format.names import resolve_loosely, split_side, suggest, suggest_sided
+from casebank.format.names import (
+    clean_order,
+    resolve_loosely,
+    split_side,
+    suggest,
+    suggest_sided,
+)
 from casebank.format.results import judgement
 from casebank.serve.derive import Derived, Facts, Missing, derive, flagged
 from casebank.serve.views import served
@@ -127,11 +134,16 @@ class Oracle:
         test = self._lookup(request)
         if test is not None:
             return test, None
-        split = split_side(request)
-        if split is None:
-            return None, None
-        rest, laterality = split
-        return self._lookup(rest), laterality
+        for name in dict.fromkeys((request, clean_order(request))):
+            split = split_side(name)
+            if split is not None:
+                for rest in _sited(split[0]):
+                    found = self._lookup(rest)
+                    if found is not None:
+                        return found, split[1]
+            if name != request and (found := self._lookup(name)) is not None:
+                return found, None
+        return None, None
 
     def _lookup(self, name: str) -> CatalogTest | None:
         test = self.catalog.resolve(name)
@@ -147,11 +159,40 @@ class Oracle:
         whole = self.answer(request)
         if whole.source != UNKNOWN:
             return [whole]
+        named = self._named_within(request)
+        if named:
+            return named
         parts = [p.strip() for p in _JOINED.split(request) if p.strip()]
         if len(parts) < 2:
             return [whole]
         found = [self.answer(part) for part in parts]
         return [whole] if any(a.source == UNKNOWN for a in found) else found
+
+    def _named_within(self, request: str) -> list[Answer]:
+        """The tests an order names around its description: the test after a dash or colon
+        ("aspirate R 1st MTPJ - polarised light microscopy"); or the test before "with" and
+        those after it, read in the test's specimen ("LP with CSF microscopy, protein and
+        glucose": the LP, CSF protein, CSF glucose)."""
+        tail = re.split(r"\s+[-–]\s+|:\s+", request, maxsplit=1)
+        if len(tail) == 2:
+            after = self.answer(tail[1].strip())
+            if after.source != UNKNOWN:
+                return [dataclasses.replace(after, request=request)]
+        head = re.split(r"\s+with\s+", request, maxsplit=1, flags=re.IGNORECASE)
+        if len(head) != 2:
+            return []
+        first = self.answer(head[0].strip())
+        if first.source == UNKNOWN:
+            return []
+        found = [first]
+        prefix = _SPECIMEN_OF.get(first.test or "")
+        for part in (p.strip() for p in _JOINED.split(head[1]) if p.strip()):
+            for name in (part, f"{prefix} {part}" if prefix else None):
+                answer = self.answer(name) if name else None
+                if answer is not None and answer.source != UNKNOWN:
+                    found.append(answer)
+                    break
+        return found
 
     def answer(self, request: str) -> Answer:
         test, side = self.resolve(request)
@@ -400,6 +441,32 @@ class Oracle:
         path, value = found
         part = " > ".join(path)
         return Answer(request, part, LISTED, "physical_exam", {"part": part, "findings": value})
+
+
+# The specimen a procedure's "with ..." parts are read in ("LP with protein": CSF protein).
+_SPECIMEN_OF = {"Lumbar puncture": "CSF", "Joint aspiration": "Synovial fluid"}
+
+_PLURAL_SITES = {
+    "ears": "ear",
+    "eyes": "eye",
+    "feet": "foot",
+    "hands": "hand",
+    "arms": "arm",
+    "legs": "leg",
+    "knees": "knee",
+    "hips": "hip",
+    "kidneys": "kidney",
+    "breasts": "breast",
+}
+
+
+def _sited(rest: str) -> list[str]:
+    """What is left of an order once its side is taken ("XR feet" of "XR both feet"), then
+    its site in the singular ("XR foot"), then without the site at all ("otoscopy")."""
+    words = rest.split()
+    single = [_PLURAL_SITES.get(w.casefold(), w) for w in words]
+    bare = [w for w in words if w.casefold() not in _PLURAL_SITES]
+    return list(dict.fromkeys([rest, " ".join(single), " ".join(bare)]))
 
 
 _JOINED = re.compile(r"\s*(?:,|\+|&|\band\b)\s*", re.IGNORECASE)
