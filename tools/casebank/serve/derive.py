@@ -730,6 +730,36 @@ def _corrected_calcium(facts: Facts) -> Derived | Missing:
     )
 
 
+@formula(
+    "resting_ecg",
+    "A 12-lead ECG where none is listed",
+    "Under normal_unless_listed only: a normal tracing is served only where it agrees with the "
+    "recorded pulse (regular, 60–100/min, in an adult); otherwise unavailable",
+)
+def _resting_ecg(facts: Facts) -> Derived | Missing:
+    investigations = facts.case.get("investigations")
+    policy = (
+        investigations.get("results_generated_policy") if isinstance(investigations, dict) else None
+    )
+    pulse = facts.number("Heart rate")
+    age = _age(facts)
+    if policy not in ("normal_unless_listed", "generate_consistent") or pulse is None:
+        return Missing(("a recorded ECG",))
+    rate, reading = pulse
+    words = f"{reading.value} {reading.note or ''}"
+    if not 60 <= rate <= 100 or age is None or age < 16 or re.search(r"irregular", words, re.I):
+        return Missing(
+            ("a recorded ECG (the recorded pulse is not that of a normal sinus rhythm)",)
+        )
+    value = (
+        f"Sinus rhythm, {rate:g}/min; normal axis and intervals; no ST-segment or T-wave change."
+    )
+    note = "No ECG is listed: the normal tracing the case's policy serves, as the pulse agrees."
+    return Derived(
+        {"type": "text_report", "value": value, "flag": "normal", "note": note}, (reading.origin,)
+    )
+
+
 _ARM = re.compile(r"\b(right|left)\b(?: upper)? arm\b", re.IGNORECASE)
 
 

@@ -141,9 +141,22 @@ class Oracle:
                     found = self._lookup(rest)
                     if found is not None:
                         return found, split[1]
+                found = self._limb(split[0])
+                if found is not None:
+                    return found, split[1]
             if name != request and (found := self._lookup(name)) is not None:
                 return found, None
         return None, None
+
+    def _limb(self, rest: str) -> CatalogTest | None:
+        """``rest`` without its limb word, where the test it then names is of that limb."""
+        words = rest.split()
+        for word in words:
+            limb = _LIMB_SITES.get(word.casefold())
+            found = self._lookup(" ".join(w for w in words if w != word)) if limb else None
+            if found is not None and limb and limb in (found.site or "").casefold():
+                return found
+        return None
 
     def _lookup(self, name: str) -> CatalogTest | None:
         test = self.catalog.resolve(name)
@@ -467,6 +480,11 @@ def _sited(rest: str) -> list[str]:
     single = [_PLURAL_SITES.get(w.casefold(), w) for w in words]
     bare = [w for w in words if w.casefold() not in _PLURAL_SITES]
     return list(dict.fromkeys([rest, " ".join(single), " ".join(bare)]))
+
+
+# A limb named with its side, where the test names its site in its own words ("DVT scan right
+# leg" is the lower limb venous scan): the limb word may go when the test's site is that limb.
+_LIMB_SITES = {"leg": "lower limb", "arm": "upper limb"}
 
 
 _JOINED = re.compile(r"\s*(?:,|\+|&|\band\b)\s*", re.IGNORECASE)
