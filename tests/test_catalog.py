@@ -8,6 +8,7 @@ from casebank.check.engine import Checker
 from casebank.check.rules.catalog_entries import loinc_check_digit
 from casebank.format.catalog import build_catalog
 from casebank.format.loader import load_document
+from casebank.format.names import suggest
 from conftest import TEST_CATALOG, line_of
 
 
@@ -99,10 +100,10 @@ def test_resolution_is_case_and_space_insensitive() -> None:
     test = catalog.resolve("  complete   BLOOD count ")
     assert test is not None and test.name == "Complete blood count"
     assert catalog.resolve("fbc") is test
-    assert catalog.suggest_test("Troponine") == "Troponin"
+    assert suggest("Troponine", catalog) == "Troponin"
     # filler words, British spellings and word order do not change which test is meant
-    assert catalog.suggest_test("Potassium level") == "Potassium"
-    assert catalog.suggest_test("serum haemoglobin result") == "Hemoglobin"
+    assert suggest("Potassium level", catalog) == "Potassium"
+    assert suggest("serum haemoglobin result", catalog) == "Hemoglobin"
 
 
 # --- cost and burden ----------------------------------------------------------------------

@@ -83,7 +83,7 @@ def _suggestions(catalog: Catalog, corpus: list[dict[str, Any]]) -> dict[str, li
             continue
         meant = [entry["means"]] if entry.get("means") else []
         allowed = {catalog.resolve(n).name for n in [*meant, *entry.get("also", [])]}  # type: ignore[union-attr]
-        found = catalog.suggest_test(entry["name"])
+        found = suggest(entry["name"], catalog)
         sided = suggest_sided(entry["name"], catalog)  # "X-Ray Left Knee": a side to write apart
         found = found or (sided[0] if sided else None)
         test = catalog.resolve(found) if found else None
@@ -127,7 +127,7 @@ def _read(name: str, catalog: Catalog) -> CatalogTest | None:
     test = catalog.resolve(name)
     if test is not None:
         return test
-    found = catalog.suggest_test(name)
+    found = suggest(name, catalog)
     if found is None:
         sided = suggest_sided(name, catalog)
         found = sided[0] if sided else None

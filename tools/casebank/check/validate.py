@@ -103,8 +103,11 @@ def build_catalog_bytes(raw: bytes | None) -> Catalog | None:
 
 
 def is_refusal(problem: Problem) -> bool:
-    """A loader problem that refuses the file (ambiguous numbers are reported; the file loads)."""
-    return problem.rule.startswith("CB1") and problem.name != "ambiguous-number"
+    """A loader problem that refuses the file (the loader says which: an ambiguous number is
+    reported, and the file loads)."""
+    from casebank.format.loader import REFUSALS
+
+    return problem.name in REFUSALS
 
 
 def select_paths(

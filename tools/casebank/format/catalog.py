@@ -11,11 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from casebank.format.names import NameIndex
-
+from typing import Any
 
 # A cost's band, for comparing an amount from one schedule with a tier: the upper bound of
 # each band in the schedule's own currency (an ordinal band, not an exchange rate).
@@ -118,7 +114,9 @@ class Catalog:
     _answered_by: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
     _families: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
     _panels_of: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
-    _name_index: NameIndex | None = field(default=None, repr=False)
+    # The name index casebank.format.names builds for this catalog (names.index_of), kept here
+    # so it is built once per catalog; the catalog itself knows nothing of names.
+    name_index: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for test in self.tests:
@@ -158,14 +156,6 @@ class Catalog:
         """Every name and alias, folded -> as written."""
         return self._spellings
 
-    def name_index(self) -> NameIndex:
-        """The index of every spelling by meaning, built on first use (see ``names``)."""
-        if self._name_index is None:
-            from casebank.format.names import NameIndex
-
-            self._name_index = NameIndex(self._spellings.values())
-        return self._name_index
-
     def answered_by(self, test: CatalogTest) -> list[CatalogTest]:
         """The tests whose result answers a request for ``test`` (catalog ``answers``)."""
         return list(self._answered_by.get(fold(test.name), []))
@@ -197,12 +187,6 @@ class Catalog:
                 if other is not test:
                     found.setdefault(other.name, other)
         return list(found.values())
-
-    def suggest_test(self, name: str) -> str | None:
-        """The closest known test name or alias, for a did-you-mean (see ``names.suggest``)."""
-        from casebank.format.names import suggest
-
-        return suggest(name, self)
 
 
 # How close a mistyped case id must be to a real one to be suggested: a slip ("valid_cas",

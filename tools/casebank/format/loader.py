@@ -87,6 +87,7 @@ ISSUES = (
     "merge-conflict",
 )
 NOTES = frozenset({"ambiguous-number"})  # reported, but the document still loads
+REFUSALS = frozenset(ISSUES) - NOTES  # the issues that refuse a file
 
 
 @dataclass(frozen=True)

@@ -371,7 +371,9 @@ class NameIndex:
 def index_of(catalog: Catalog) -> NameIndex:
     """The catalog's name index, knowing which keys two tests share: "Pleural fluid MC&S" (an
     alias of the analysis) and "Pleural fluid culture" read alike, so that reading is neither's."""
-    index = catalog.name_index()
+    if catalog.name_index is None:
+        catalog.name_index = NameIndex(catalog.spellings().values())
+    index: NameIndex = catalog.name_index
     if index.ambiguous is None:
         meanings: dict[str, set[str]] = {}
         for spelling in catalog.spellings().values():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from casebank.check.engine import CaseReport, Finding, post_pass, rule, stamp
 from casebank.check.problem import Problem, Severity
+from casebank.check.registry import CaseReport, Finding, post_pass, rule, stamp
 from casebank.format.document import Document
 from casebank.format.walk import case_tree, field_at
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from casebank.check.engine import FileFinding, RepositoryContext, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import FileFinding, RepositoryContext, rule
 from casebank.format.identifiers import attachment_name_problem, colliding_names
 from casebank.format.layout import attachment_path
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from casebank.check.engine import Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import Finding, rule
 from casebank.format.catalog import fold
 from casebank.format.document import Document, Path
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
-from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.catalog import fold
 from casebank.format.document import format_path
 from casebank.serve.views import texts

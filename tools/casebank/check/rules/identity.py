@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from casebank.check.engine import CaseContext, FileFinding, Finding, RepositoryContext, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, FileFinding, Finding, RepositoryContext, rule
 from casebank.format.layout import ATTACHMENTS_DIR, CASE_SUFFIXES, CASES_DIR, case_id_from_path
 
 

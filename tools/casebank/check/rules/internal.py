@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from casebank.check.engine import rule
 from casebank.check.problem import Severity
+from casebank.check.registry import rule
 
 INTERNAL_ERROR = rule(
     "CB100",

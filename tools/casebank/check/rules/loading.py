@@ -6,8 +6,8 @@ its documentation. A refused file gets no further checks until it loads.
 
 from __future__ import annotations
 
-from casebank.check.engine import Rule, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import Rule, rule
 from casebank.format.loader import ISSUES
 
 _DOCS = {

@@ -7,8 +7,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from casebank.check.engine import CaseContext, CaseReport, Finding, post_pass, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, CaseReport, Finding, post_pass, rule
 from casebank.format.document import Document, Path
 from casebank.format.scaffold import PLACEHOLDER, is_stand_in
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.catalog import CatalogTest, fold
 from casebank.format.document import format_path
 from casebank.format.names import suggest_sided
@@ -31,7 +31,9 @@ def canonical(ctx: CaseContext, name: str, qualifiers: Mapping[str, str] | None 
 
 def unknown_hint(ctx: CaseContext, name: str) -> str:
     assert ctx.catalog is not None
-    suggestion = ctx.catalog.suggest_test(name)
+    from casebank.format.names import suggest
+
+    suggestion = suggest(name, ctx.catalog)
     if suggestion:
         return f"did you mean `{suggestion}`? Use a catalog name or alias"
     sided = suggest_sided(name, ctx.catalog)

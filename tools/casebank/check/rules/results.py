@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.catalog import CatalogTest
 from casebank.format.document import Path
 from casebank.format.results import ResultEntry, is_placeholder_result, parse_reference_range

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from functools import cache, cached_property
 from typing import Any
 
-from casebank.check.engine import Finding, Rule, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import Finding, Rule, rule
 from casebank.format.catalog import did_you_mean
 from casebank.format.document import Document, Path, format_path
 from casebank.format.fastpath import compile_mapping

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.catalog import did_you_mean, fold
 
 COMPONENTS = ("diagnosis", "diagnostics", "treatment", "safety")

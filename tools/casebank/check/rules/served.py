@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, Finding, rule
 from casebank.check.rules.references import oracle
 from casebank.format.catalog import CatalogTest, fold
 from casebank.format.document import Document, Path

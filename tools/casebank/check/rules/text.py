@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from casebank.check.engine import CaseContext, Finding, rule
 from casebank.check.problem import Severity
+from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.document import Document, Path, format_path
 from casebank.format.orders import named_tests
 from casebank.format.text import LINE_BREAK, character_name
