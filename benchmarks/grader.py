@@ -141,7 +141,7 @@ def score_rows(
         ("submissions.jsonl", "verdicts.jsonl"),
     )
     if problems:
-        raise SystemExit("grader: the inputs do not score:\n  " + "\n  ".join(problems))
+        raise SystemExit("grader: the inputs do not score:\n  " + "\n  ".join(map(str, problems)))
     return {c.run: c for c in score.score_all(submissions, judgements, keys, catalog, method)}
 
 

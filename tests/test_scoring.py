@@ -226,7 +226,7 @@ def test_one_file_holds_one_submission_per_case_and_run() -> None:
         lines(row(run="a"), row(run="b"), row(run="a"), row(run=3)), "s.jsonl"
     )
     assert [s.run for s in found] == ["a", "b"]
-    assert problems == [
+    assert [str(p) for p in problems] == [
         "s.jsonl:3: a second submission for alpha@1 in run `a` (the first is on line 1)",
         "s.jsonl:4: `run` is not text",
     ]
@@ -236,7 +236,7 @@ def test_optional_fields_are_checked_when_given() -> None:
     _, problems = score.read_submissions(
         lines(row(examined="vital signs"), row("beta", transcript=[{"role": "doctor"}])), "s"
     )
-    assert problems == [
+    assert [str(p) for p in problems] == [
         "s:1: `examined` is not a list of texts",
         's:2: `transcript` is not a list of {"role": text, "text": text} objects',
     ]

@@ -126,20 +126,15 @@ def _check_runs(wanted: list[str], submissions: list[score.Submission]) -> None:
         )
 
 
-def _by_line(problems: list[str], files: tuple[str, str]) -> list[str]:
-    """Problems (each ``FILE:LINE: ...``) in the order of the files, then of their lines."""
-
-    def key(problem: str) -> tuple[int, int]:
-        for index, file in enumerate(files):
-            if file and problem.startswith(f"{file}:"):
-                line = problem[len(file) + 1 :].partition(":")[0]
-                return index, int(line) if line.isdigit() else 0
-        return len(files), 0
-
-    return sorted(problems, key=key)
+def _by_line(
+    problems: list[score.InputProblem], files: tuple[str, str]
+) -> list[score.InputProblem]:
+    """Problems in the order of the files (submissions, then verdicts), then of their lines."""
+    order = {file: index for index, file in enumerate(files) if file}
+    return sorted(problems, key=lambda p: (order.get(p.file, len(files)), p.line, p.message))
 
 
-def _refuse(problems: list[str]) -> int:
+def _refuse(problems: list[score.InputProblem]) -> int:
     for problem in problems[:50]:
         print(f"error: {problem}", file=sys.stderr)
     more = len(problems) - 50

@@ -32,6 +32,20 @@ from casebank.serve.workup import (
     read_workup,
 )
 
+
+@dataclass(frozen=True, order=True)
+class InputProblem:
+    """A line of a submissions or verdicts file that cannot be scored: the file, the line
+    and what is wrong, sorted by file and line and rendered ``FILE:LINE: message``."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}"
+
+
 METHOD_1 = "casebank-score/1"
 METHOD_2 = "casebank-score/2"
 METHODS = (METHOD_2, METHOD_1)
@@ -272,17 +286,21 @@ class Judgement:
     run: str = ""
 
 
-def _lines(raw: bytes, file: str, problems: list[str]) -> Iterable[tuple[int, dict[str, Any]]]:
+def _lines(
+    raw: bytes, file: str, problems: list[InputProblem]
+) -> Iterable[tuple[int, dict[str, Any]]]:
     # The strict reader: lines end at line feeds only; duplicate keys, huge numbers and deep
     # nesting are problems of their line.
     for line in strictjson.lines(raw, max_length=MAX_LINE):
         problem = line.problem
         if problem is not None and problem.kind == "encoding":
-            problems.append(f"{file}:{line.number}: not UTF-8 text")
+            problems.append(InputProblem(file, line.number, "not UTF-8 text"))
         elif problem is not None:
-            problems.append(f"{file}:{line.number}: not a JSON object ({problem.message})")
+            problems.append(
+                InputProblem(file, line.number, f"not a JSON object ({problem.message})")
+            )
         elif not isinstance(line.value, dict):
-            problems.append(f"{file}:{line.number}: not a JSON object")
+            problems.append(InputProblem(file, line.number, "not a JSON object"))
         else:
             yield line.number, line.value
 
@@ -318,7 +336,7 @@ def _records(
     raw: bytes,
     file: str,
     fields: Mapping[str, Any],
-    problems: list[str],
+    problems: list[InputProblem],
     optional: Mapping[str, Any] = {},
 ) -> Iterable[tuple[int, dict[str, Any]]]:
     """Each line's object whose ``fields`` all have their type (a list: of texts), and whose
@@ -331,7 +349,7 @@ def _records(
                 continue
             if not _fits(value.get(key), kind):
                 what = "missing" if key not in value else f"not {_SHOWN[kind]}"
-                problems.append(f"{file}:{number}: `{key}` is {what}")
+                problems.append(InputProblem(file, number, f"`{key}` is {what}"))
                 wrong = True
         if not wrong:
             yield number, value
@@ -341,9 +359,9 @@ def _run(run: str) -> str:
     return f" in run `{run}`" if run else ""
 
 
-def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[str]]:
+def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[InputProblem]]:
     """The well-formed submission lines, and a problem for each other line."""
-    problems: list[str] = []
+    problems: list[InputProblem] = []
     found: list[Submission] = []
     seen: dict[tuple[str, str, int], int] = {}
     known = {*_SUBMISSION, *_SUBMISSION_OPTIONAL}
@@ -352,8 +370,12 @@ def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[str]
         key = (run, value["case_id"], value["version"])
         if key in seen:
             problems.append(
-                f"{file}:{number}: a second submission for {key[1]}@{key[2]}{_run(run)} "
-                f"(the first is on line {seen[key]})"
+                InputProblem(
+                    file,
+                    number,
+                    f"a second submission for {key[1]}@{key[2]}{_run(run)} "
+                    f"(the first is on line {seen[key]})",
+                )
             )
             continue
         seen[key] = number
@@ -375,9 +397,9 @@ def read_submissions(raw: bytes, file: str) -> tuple[list[Submission], list[str]
     return found, problems
 
 
-def read_judgements(raw: bytes, file: str) -> tuple[list[Judgement], list[str]]:
+def read_judgements(raw: bytes, file: str) -> tuple[list[Judgement], list[InputProblem]]:
     """The well-formed verdict lines, and a problem for each other line."""
-    problems: list[str] = []
+    problems: list[InputProblem] = []
     found: list[Judgement] = []
     seen: dict[tuple[str, str, int, str], Judgement] = {}
     for number, value in _records(raw, file, _JUDGEMENT, problems, _JUDGEMENT_OPTIONAL):
@@ -395,9 +417,13 @@ def read_judgements(raw: bytes, file: str) -> tuple[list[Judgement], list[str]]:
         if first is not None:
             verdict = "the same" if first.met == judgement.met else "a different"
             problems.append(
-                f"{file}:{number}: {verdict} verdict on {key[1]}@{key[2]} {key[3]}"
-                f"{_run(judgement.run)} again (first on line {first.line}); give each item "
-                "one verdict"
+                InputProblem(
+                    file,
+                    number,
+                    f"{verdict} verdict on {key[1]}@{key[2]} {key[3]}"
+                    f"{_run(judgement.run)} again (first on line {first.line}); give each item "
+                    "one verdict",
+                )
             )
             continue
         seen[key] = judgement
@@ -632,42 +658,55 @@ def check_against(
     withdrawn: Mapping[tuple[str, int], str],
     release: str,
     files: tuple[str, str],
-) -> list[str]:
+) -> list[InputProblem]:
     """A problem for each submission and verdict the release cannot score, naming its line."""
-    problems = []
+    problems: list[InputProblem] = []
     for s in submissions:
-        where = f"{files[0]}:{s.line}"
+        where = (files[0], s.line)
         if (s.case_id, s.version) in withdrawn:
             problems.append(
-                f"{where}: {s.case_id}@{s.version} is {withdrawn[(s.case_id, s.version)]}; "
-                "it is not scored"
+                InputProblem(
+                    *where,
+                    f"{s.case_id}@{s.version} is {withdrawn[(s.case_id, s.version)]}; "
+                    "it is not scored",
+                )
             )
         elif (s.case_id, s.version) not in keys:
             held = versions.get(s.case_id)
             problems.append(
-                f"{where}: release {release} has no {s.case_id}@{s.version}"
-                + (
-                    f" (it holds version {', '.join(map(str, held))})"
-                    if held
-                    else f" (no such case{_close(s.case_id, versions)})"
+                InputProblem(
+                    *where,
+                    f"release {release} has no {s.case_id}@{s.version}"
+                    + (
+                        f" (it holds version {', '.join(map(str, held))})"
+                        if held
+                        else f" (no such case{_close(s.case_id, versions)})"
+                    ),
                 )
             )
     submitted = {(s.run, s.case_id, s.version) for s in submissions}
     for j in judgements:
-        where = f"{files[1]}:{j.line}"
+        where = (files[1], j.line)
         key = keys.get((j.case_id, j.version))
         if key is None:
-            problems.append(f"{where}: release {release} has no {j.case_id}@{j.version}")
+            problems.append(
+                InputProblem(*where, f"release {release} has no {j.case_id}@{j.version}")
+            )
         elif j.item not in key.item_ids:
             known = ", ".join(i.id for i in key.items)
             problems.append(
-                f"{where}: {j.case_id}@{j.version} has no item `{j.item}` (items: {known}, "
-                f"and {DIAGNOSIS_ITEM} where the diagnosis is pending)"
+                InputProblem(
+                    *where,
+                    f"{j.case_id}@{j.version} has no item `{j.item}` (items: {known}, "
+                    f"and {DIAGNOSIS_ITEM} where the diagnosis is pending)",
+                )
             )
         elif (j.run, j.case_id, j.version) not in submitted:
             run = f" in run `{j.run}`" if j.run else ""
             problems.append(
-                f"{where}: a verdict on {j.case_id}@{j.version}{run}, which has no submission"
+                InputProblem(
+                    *where, f"a verdict on {j.case_id}@{j.version}{run}, which has no submission"
+                )
             )
     return problems
 
