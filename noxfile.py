@@ -33,7 +33,8 @@ def validate(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """Run the test suite (arguments pass through to pytest)."""
     session.install(".[inspect,site,test]")
-    session.run("pytest", *session.posargs)
+    # One worker per core (pytest-xdist); arguments given replace these defaults.
+    session.run("pytest", *(session.posargs or ["-n", "auto"]))
 
 
 @nox.session

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from casebank.check.engine import Checker
 from casebank.check.problem import Problem
@@ -53,6 +57,36 @@ def edit(old: str, new: str, text: str = VALID_CASE) -> str:
     return text.replace(old, new)
 
 
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``casebank ARGV...`` in process: its exit code, standard output and standard error."""
+    from casebank.cli import main
+
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# A runner may start the tests with SIGINT ignored (xdist's workers, some CI shells): the
+# release-safety tests interrupt real releases, so the tests state the handler themselves.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# Hypothesis profiles: `ci` (the default under CI=true) draws half of each property test's
+# nominal examples, derandomised so a failure reproduces; `dev` (the default elsewhere) a fifth,
+# for a quick loop; `full` every nominal example. Choose with HYPOTHESIS_PROFILE=ci|dev|full.
+_SHARE = {"ci": 0.5, "dev": 0.2, "full": 1.0}
+for _name in _SHARE:
+    settings.register_profile(_name, derandomize=_name == "ci", print_blob=True)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
+if PROFILE not in _SHARE:
+    raise pytest.UsageError(f"HYPOTHESIS_PROFILE={PROFILE}: use one of {', '.join(_SHARE)}")
+settings.load_profile(PROFILE)
+
+
+def examples(nominal: int) -> int:
+    """How many examples a property test with ``nominal`` examples draws in this profile."""
+    return max(10, round(nominal * _SHARE[PROFILE]))
+
+
 RepoMaker = Callable[..., Path]
 
 
@@ -63,10 +97,38 @@ def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("GITHUB_BASE_REF", raising=False)
 
 
+@pytest.fixture(scope="session")
+def repo_templates(tmp_path_factory: pytest.TempPathFactory) -> dict[str, GitRepo]:
+    """The repositories most tests start from, built once per test session (each test gets a
+    copy): ``plain``, the three committed cases; ``released``, the same released as 1.0.0."""
+    from casebank.cli import main
+
+    base = tmp_path_factory.mktemp("templates")
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_git(patch, base / "home")
+        patch.delenv("GITHUB_BASE_REF", raising=False)
+        plain = dataset(base / "plain")
+        released = dataset(base / "released")
+        assert main(["release", "1.0.0", "--root", str(released.root)]) == 0
+    shutil.rmtree(released.root / ".casebank-cache", ignore_errors=True)
+    return {"plain": plain, "released": released}
+
+
+def _copy(template: GitRepo, root: Path) -> GitRepo:
+    shutil.copytree(template.root, root, symlinks=True)
+    return GitRepo(root, template.clock)
+
+
 @pytest.fixture
-def repo(tmp_path: Path, isolated_git: None) -> GitRepo:
+def repo(tmp_path: Path, isolated_git: None, repo_templates: dict[str, GitRepo]) -> GitRepo:
     """A committed repository with the test catalog and three cases: alpha, beta, gamma."""
-    return dataset(tmp_path / "repo")
+    return _copy(repo_templates["plain"], tmp_path / "repo")
+
+
+@pytest.fixture
+def released(tmp_path: Path, isolated_git: None, repo_templates: dict[str, GitRepo]) -> GitRepo:
+    """The three-case repository released as 1.0.0 (tag, manifest, changelog)."""
+    return _copy(repo_templates["released"], tmp_path / "repo")
 
 
 @pytest.fixture

@@ -9,15 +9,10 @@ import pytest
 
 from casebank.cli import main
 from conftest import VALID_CASE, RepoMaker, edit
+from conftest import run_cli as run
 
 BROKEN = edit("  age: 54", "  age: fifty")
 WARNING_ONLY = edit("tags: [chest_pain, cardiology]", "tags: [chestpain, cardiology]")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_clean_repository_exits_0(

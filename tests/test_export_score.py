@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from casebank.cli import main
 from casebank.serve import score
+from conftest import run_cli as cli
 from gitrepo import GitRepo, case_text
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -19,19 +19,6 @@ pytestmark = pytest.mark.usefixtures("isolated_git")
 GOLD = "Acute inferior ST-elevation myocardial infarction"
 MUST = ["ECG", "Troponin", "CBC"]
 PLAN = ["Aspirin 300 mg chewed", "Primary PCI"]
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def released(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> GitRepo:
-    """The three-case repository, released as 1.0.0."""
-    assert cli(capsys, "release", "1.0.0", "--root", str(repo.root))[0] == 0
-    return repo
 
 
 def export(

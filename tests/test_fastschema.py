@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from casebank.format.fastpath import compile_field, compile_mapping
 from casebank.format.schema import CASE_SCHEMA, CATALOG_SCHEMA
 from casebank.format.walk import build, mapping
-from conftest import TEST_CATALOG, VALID_CASE
+from conftest import TEST_CATALOG, VALID_CASE, examples
 from mutation import mutate
 
 SCHEMAS = {
@@ -80,7 +80,9 @@ def mutated(draw: st.DrawFn, name: str) -> Any:
     return mutate(draw, SCHEMAS[name][1], values, keys)
 
 
-AGREE = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+AGREE = settings(
+    max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @pytest.mark.parametrize("name", sorted(SCHEMAS))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from casebank.cli import main
 from casebank.format.layout import case_part
 from casebank.release.history import scan_history
 from casebank.workspace import scan_cases
+from conftest import run_cli as run
 from gitrepo import GitRepo, case_text
 from sitedata import tiny_png
 
@@ -25,12 +25,6 @@ SVG = (
     b'  <path d="M0 10 L20 10 L25 2 L30 18 L35 10 L100 10" fill="none" stroke="black"/>\n'
     b"</svg>\n"
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def released_with(repo: GitRepo, capsys: pytest.CaptureFixture[str], files: dict) -> None:

@@ -16,7 +16,6 @@ from typing import IO, Any
 import pytest
 import yaml
 
-from casebank.cli import main
 from casebank.format.scaffold import case_skeleton
 from casebank.format.schema import CASE_SCHEMA
 from casebank.importers.base import Conversion, Job, Record, Refused
@@ -24,6 +23,7 @@ from casebank.importers.draft import finish, id_stem, start
 from casebank.importers.registry import IMPORTERS
 from casebank.importers.render import render_case
 from conftest import TEST_CATALOG, RepoMaker, check_text, edit, found, line_of
+from conftest import run_cli as run
 from gitrepo import GitRepo
 
 DATA = Path(__file__).parent / "data"
@@ -42,12 +42,6 @@ PENDING_RANGE = (
     "TODO: normal range: text such as `0.00–0.04`, `<5`, `≥60`, or a mapping with low/high "
     "(the source gives none)"
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from casebank.check.engine import all_rules, stamp_issue
 from casebank.check.problem import Problem
 from casebank.format.loader import MAX_DEPTH, MAX_FILE_BYTES, LoadResult, load_document
+from conftest import examples
 
 all_rules()  # the loader names its issues; the engine's load rules give them their codes
 
@@ -187,7 +188,7 @@ def test_json_rejects_yaml_only_syntax() -> None:
     assert refusal(b"a: 1\n", "cases/x.json")[0][0] == "CB101"
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(st.text(min_size=1, max_size=12))
 def test_a_plain_scalar_read_as_text_without_the_resolver_is_text_to_the_resolver(
     text: str,

@@ -33,13 +33,6 @@ def argv(command: str, root: Path, out: Path, *extra: str) -> list[str]:
     return ["import", "agentclinic", str(SAMPLE), *given]
 
 
-@pytest.fixture
-def released(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> GitRepo:
-    assert main(["release", "1.0.0", "--root", str(repo.root)]) == 0
-    capsys.readouterr()
-    return repo
-
-
 def everything(folder: Path) -> dict[str, bytes | str]:
     """Every path under ``folder`` (links as their target), to compare before and after."""
     found: dict[str, bytes | str] = {}

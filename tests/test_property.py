@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from casebank.cli import main
-from conftest import TEST_CATALOG, VALID_CASE
+from conftest import TEST_CATALOG, VALID_CASE, examples
 from mutation import mutate
 
 BASE: dict[str, Any] = yaml.safe_load(VALID_CASE)
@@ -108,7 +108,9 @@ def validate_bytes(raw: bytes, name: str = "valid_case.yaml") -> None:
         assert problem["message"] and problem["rule"].startswith("CB")
 
 
-SETTINGS = settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=2000, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @SETTINGS
@@ -190,7 +192,7 @@ def batches(draw: st.DrawFn) -> dict[str, bytes]:
     return files
 
 
-@settings(max_examples=60, deadline=5000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=5000, suppress_health_check=[HealthCheck.too_slow])
 @given(batches())
 def test_a_batch_of_hostile_files_gets_a_report_for_every_file(files: dict[str, bytes]) -> None:
     for old in (ROOT / "cases").iterdir():
@@ -218,7 +220,7 @@ _PHRASE_WORD = st.text(alphabet="ab-(é", min_size=1, max_size=4)
 
 
 @given(_PHRASE_TEXT, st.lists(_PHRASE_WORD, min_size=1, max_size=3))
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 def test_the_phrase_finder_matches_what_the_whole_word_pattern_matches(
     text: str, words: list[str]
 ) -> None:

@@ -10,22 +10,16 @@ from typing import Any
 
 import pytest
 
-from casebank.cli import main
 from casebank.errors import CasebankError
 from casebank.format.policy import Policy, load_policy
 from casebank.release import withdrawals
 from casebank.release.plan import plan_release
 from conftest import check_text, edit, found, line_of
+from conftest import run_cli as cli
 from gitrepo import ANN, BOB, GitRepo, case_text
 
 CARA = ("Cara Clinician", "cara@example.org")
 REVIEWED_BY_CARA = f"\n\nReviewed-by: {CARA[0]} <{CARA[1]}>"
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def manifest(repo: GitRepo, version: str) -> dict[str, Any]:

@@ -9,21 +9,15 @@ from typing import Any
 
 import pytest
 
-from casebank.cli import main
 from casebank.errors import CasebankError
 from casebank.format.schema import SCHEMA_VERSION, schema_fingerprint
 from casebank.release import git
 from casebank.release.changelog import HEADER, insert_section
 from casebank.release.manifest import dumps, loads
+from conftest import run_cli as cli
 from gitrepo import ANN, BOB, RELEASE_CLOCK, GitRepo, case_text
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def release(capsys: pytest.CaptureFixture[str], repo: GitRepo, *argv: str) -> tuple[int, str, str]:

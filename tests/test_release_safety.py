@@ -17,18 +17,14 @@ from typing import Any
 import pytest
 
 from casebank.cli import main
+from conftest import examples
+from conftest import run_cli as run
 from gitrepo import GitRepo, case_text, dataset
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 KILL_STEPS = ["journal", "manifest", "changelog", "stage", "commit", "tag"]
 BEFORE_COMMIT = {"journal", "manifest", "changelog", "stage"}
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def released(repo: GitRepo, capsys: pytest.CaptureFixture[str], version: str) -> None:
@@ -427,7 +423,7 @@ class Releases(RuleBasedStateMachine):
 
 TestReleaseStates = Releases.TestCase
 TestReleaseStates.settings = settings(
-    max_examples=30,
+    max_examples=examples(30),
     stateful_step_count=12,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

@@ -15,22 +15,16 @@ from typing import Any
 
 import pytest
 
-from casebank.cli import main
 from casebank.release import git as gitlayer
 from casebank.release.history import scan_history
 from casebank.release.manifest import Author
+from conftest import run_cli as cli
 from gitrepo import ANN, BOB, CATALOG, GitRepo, case_text
 
 CARA = ("Cara Clinician", "cara@example.org")
 POLICY = "[release]\nrequire_review = true\n"
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def reviewed_repo(root: Path, *, cases: tuple[str, ...] = ("alpha",)) -> GitRepo:

@@ -81,13 +81,6 @@ def test_json_lines_end_at_line_feeds_only() -> None:
 # --- score -----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def released(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> GitRepo:
-    assert main(["release", "1.0.0", "--root", str(repo.root)]) == 0
-    capsys.readouterr()
-    return repo
-
-
 def submission(**fields: Any) -> dict[str, Any]:
     plan = ["Aspirin 300 mg chewed", "Primary PCI"]
     return {"case_id": "alpha", "version": 1, "diagnosis": GOLD, "tests": ["ECG"], "plan": plan}

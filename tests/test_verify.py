@@ -10,16 +10,10 @@ from typing import Any
 import pytest
 from git.cmd import Git
 
-from casebank.cli import main
+from conftest import run_cli as cli
 from gitrepo import BOB, CATALOG, GitRepo, case_text, dataset
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
-
-
-def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
