@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 from pathlib import Path
 
 from casebank import markdown
 from casebank.errors import CasebankError
+from casebank.format.coverage import Coverage
 from casebank.format.loader import load_document
-from casebank.format.schema import DIFFICULTIES
 from casebank.workspace import case_files, find_root, stale_generated, write_generated
 
 HELP = "Summarise the dataset: cases by specialty and difficulty (markdown)."
@@ -36,59 +35,38 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def coverage_markdown(root: Path) -> str:
     """The coverage table of every case that loads (broken files are validate's business)."""
-    table: Counter[tuple[str, str]] = Counter()
-    sexes: Counter[str] = Counter()
-    ages = Counter[str]()
-    diagnoses: set[str] = set()
+    datas = []
     for relative in case_files(root):
         doc = load_document(relative, (root / relative).read_bytes()).document
-        if doc is None:
-            continue
-        meta = doc.data.get("metadata") or {}
-        patient = doc.data.get("patient") or {}
-        table[(str(meta.get("specialty", "?")), str(meta.get("difficulty", "?")))] += 1
-        sexes[str(patient.get("sex", "?"))] += 1
-        ages[_age_band(patient.get("age"))] += 1
-        final = (doc.data.get("ground_truth") or {}).get("final_diagnosis")
-        if isinstance(final, str):
-            diagnoses.add(final.casefold())
-    return _render(table, sexes, ages, len(diagnoses))
+        if doc is not None:
+            datas.append(doc.data)
+    return render(Coverage.of(datas))
 
 
-def _age_band(age: object) -> str:
-    if not isinstance(age, (int, float)) or isinstance(age, bool):
-        return "unknown"
-    return "child (<18)" if age < 18 else "adult (18–64)" if age < 65 else "older adult (65+)"
-
-
-def _render(
-    table: Counter[tuple[str, str]], sexes: Counter[str], ages: Counter[str], diagnoses: int
-) -> str:
-    specialties = sorted({s for s, _ in table})
-    levels = [d for d in DIFFICULTIES if any(level == d for _, level in table)]
-    levels += sorted({level for _, level in table} - set(levels))
+def render(cover: Coverage) -> str:
+    levels = cover.levels
     lines = [
         "| specialty | " + " | ".join(markdown.cell(level) for level in levels) + " | total |",
         "|---|" + "---:|" * (len(levels) + 1),
     ]
-    for specialty in specialties:
-        counts = [table[(specialty, level)] for level in levels]
+    for specialty in cover.specialties:
+        counts = [cover.count(specialty, level) for level in levels]
         lines.append(
             f"| {markdown.cell(specialty)} | "
             + " | ".join(str(c) for c in counts)
             + f" | {sum(counts)} |"
         )
-    totals = [sum(table[(s, level)] for s in specialties) for level in levels]
+    totals = [cover.count(level=level) for level in levels]
     lines.append(
         "| **total** | " + " | ".join(f"**{t}**" for t in totals) + f" | **{sum(totals)}** |"
     )
     # What a case file says, escaped: README.md is rendered wherever the repository is shown.
-    people = ", ".join(f"{n} {markdown.text(k)}" for k, n in sorted(sexes.items()))
-    bands = ", ".join(f"{n} {k}" for k, n in sorted(ages.items()))
+    people = ", ".join(f"{n} {markdown.text(k)}" for k, n in sorted(cover.sexes.items()))
+    bands = ", ".join(f"{n} {band}" for band, n in cover.age_counts())
     lines += [
         "",
-        f"{sum(totals)} cases, {len(specialties)} specialties, {diagnoses} distinct "
-        f"final diagnoses; patients: {people}; ages: {bands}.",
+        f"{cover.total} cases, {len(cover.specialties)} specialties, {len(cover.diagnoses)} "
+        f"distinct final diagnoses; patients: {people}; ages: {bands}.",
     ]
     return "\n".join(lines) + "\n"
 

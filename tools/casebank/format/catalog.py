@@ -95,6 +95,13 @@ class CatalogTest:
         return None
 
 
+# The specimens that are one blood sample, drawn from a vein or a finger: a panel member given
+# on one may stand in for another's (an arterial gas's pO2 never stands in for a venous one's).
+BLOOD_SPECIMENS = frozenset(
+    {"blood", "serum", "plasma", "whole blood", "venous blood", "capillary blood"}
+)
+
+
 def fold(name: str) -> str:
     """How test names are compared: case-insensitively, with runs of white space folded."""
     return " ".join(name.casefold().split())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,3 +58,30 @@ class Document:
             if parent in self.positions:
                 return self.positions[parent]
         return (1, 1)
+
+
+def texts_at(value: Any, at: Path = ()) -> Iterator[tuple[Path, str]]:
+    """Every text inside ``value`` (mappings and lists walked), with its document path."""
+    if isinstance(value, str):
+        yield at, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from texts_at(item, (*at, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from texts_at(item, (*at, i))
+
+
+def words_of(value: Any) -> Iterator[str]:
+    """Every text, key and number inside ``value``, as text (what a reader of it sees)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        yield str(value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from words_of(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from words_of(item)

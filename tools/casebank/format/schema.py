@@ -54,6 +54,8 @@ CODE_PATTERNS = {
     "icd11": r"^[1-9A-X][A-Z][0-9][0-9A-Z](\.[0-9A-Z]{1,2})?$",
     "snomed": r"^[1-9][0-9]{5,17}$",
 }
+# The weighted components of a case's score (docs/scoring.md): `scoring.weights` names them.
+SCORE_COMPONENTS = ("diagnosis", "diagnostics", "treatment", "safety")
 EXAM_DEPTH = 4  # levels of sections in a structured physical examination
 
 Schema = dict[str, Any]

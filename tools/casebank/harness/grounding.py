@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from casebank.format.document import words_of
 from casebank.serve.views import view
 
 PATIENT_RULES = """\
@@ -153,12 +154,12 @@ class Fidelity:
     """
 
     def __init__(self, data: Mapping[str, Any]) -> None:
-        seen = " ".join(_strings(view(data, "patient")))
+        seen = " ".join(words_of(view(data, "patient")))
         self.numbers = _numbers(seen)
         self.words = _words(seen)
         hidden: set[str] = set()
         for part in _hidden_parts(data):
-            hidden |= {w for w in _words(" ".join(_strings(part))) if len(w) >= MIN_TERM}
+            hidden |= {w for w in _words(" ".join(words_of(part))) if len(w) >= MIN_TERM}
         self.hidden = frozenset(hidden - self.words - COMMON_WORDS)
 
     def check(self, reply: str, heard: str = "") -> list[Unsupported]:
@@ -181,22 +182,6 @@ def _hidden_parts(data: Mapping[str, Any]) -> Iterator[Any]:
     yield examiner.get("ground_truth")
     yield (examiner.get("scoring") or {}).get("acceptable_answers")
     yield view(data, "on_request")
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every text and number in ``value``, mapping keys included (an answer's partial credit
-    is keyed by the answer)."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
 
 
 def _number(text: str) -> str:

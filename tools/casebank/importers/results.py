@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from casebank.format import units
-from casebank.format.catalog import Catalog, CatalogTest, fold
+from casebank.format.catalog import BLOOD_SPECIMENS, Catalog, CatalogTest, fold
 from casebank.format.names import key as name_key
 from casebank.format.names import resolve_in, resolve_loosely, split_side, suggest
 from casebank.format.scaffold import is_stand_in
@@ -49,7 +49,7 @@ _HEADING_WORDS = frozenset(
         *("xray", "ct", "mri", "ultrasound"),
     ]
 )
-_BLOODS = frozenset(["blood", "serum", "plasma", "whole blood", "venous blood", "capillary blood"])
+_BLOODS = BLOOD_SPECIMENS
 # Words of a group's name that say which specimen its tests are of.
 _SPECIMEN_WORDS = {
     "arthrocentesis": "synovial fluid",

@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
+
+from casebank.format.document import words_of
 
 EQUAL, MORE, LESS, UNEXPLAINED, UNRELATED = (
     "equal",
@@ -681,20 +683,6 @@ def _dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield str(value)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 # What negates the words after it in a sentence ("no perforation"), or before it ("cultures
 # negative", "cholangitis excluded").
 _NEGATES_AFTER = frozenset(["no", "not", "without", "absent", "nil", "denies", "denied", "never"])
@@ -728,7 +716,7 @@ def facts_of(
         value: Any = data
         for step in path:
             value = _dict(value).get(step)
-        for text in _strings(value):
+        for text in words_of(value):
             # A negation reaches to the end of its sentence: "no ophthalmic, disseminated or
             # motor complication".
             for sentence in re.split(r"[.;:()\n]|\bbut\b", _clean(text)):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from casebank.format.catalog import Catalog, CatalogTest, fold
+from casebank.format.catalog import BLOOD_SPECIMENS, Catalog, CatalogTest, fold
 from casebank.format.names import (
     clean_order,
     resolve_loosely,
@@ -517,12 +517,8 @@ def _status(entry: Mapping[str, Any]) -> str:
     return f"{status} for this patient"
 
 
-# Specimens that are one venous blood sample for the purpose of standing in for each other.
-_VENOUS = frozenset({"blood", "serum", "plasma", "whole blood", "venous blood"})
-
-
 def _compatible(a: str | None, b: str | None) -> bool:
-    return a is None or b is None or a == b or (a in _VENOUS and b in _VENOUS)
+    return a is None or b is None or a == b or (a in BLOOD_SPECIMENS and b in BLOOD_SPECIMENS)
 
 
 def _same_side(entry: Any, side: str | None) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 from casebank.format import strictjson
 from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, CatalogTest, did_you_mean
 from casebank.format.orders import orders
+from casebank.format.schema import SCORE_COMPONENTS
 from casebank.serve import bootstrap
 from casebank.serve.diagnosis import DiagnosisKey, Match, diagnosis_key
 from casebank.serve.workup import (
@@ -52,7 +53,7 @@ METHODS = (METHOD_2, METHOD_1)
 METHOD = METHOD_2
 BOOTSTRAP_SAMPLES = bootstrap.SAMPLES
 BOOTSTRAP_SEED = bootstrap.SEED
-COMPONENTS = ("diagnosis", "diagnostics", "treatment", "safety")
+COMPONENTS = SCORE_COMPONENTS  # declared once, with the schema
 DIAGNOSIS_ITEM = "diagnosis.equivalent"
 MAX_LINE = 1 << 20  # a submission or judgement line longer than 1 MiB is refused
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from casebank.format.document import Path
+from casebank.format.document import Path, texts_at
 from casebank.format.walk import AUDIENCES, Field, case_tree, field_at
 
 ROLES = AUDIENCES
@@ -81,15 +81,4 @@ def _keep(node: Field, value: Any, role: str) -> Any:
 
 def texts(data: Mapping[str, Any], role: str) -> Iterator[tuple[Path, str]]:
     """Every text in the role's view, with its path (for leak checks)."""
-    yield from _texts(view(data, role), ())
-
-
-def _texts(value: Any, at: Path) -> Iterator[tuple[Path, str]]:
-    if isinstance(value, str):
-        yield at, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts(item, (*at, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _texts(item, (*at, i))
+    yield from texts_at(view(data, role))

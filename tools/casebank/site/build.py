@@ -14,14 +14,13 @@ examiner section (closed by default) ``view(data, "examiner")``.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from casebank.errors import SetupError
-from casebank.format.schema import DIFFICULTIES
+from casebank.format.coverage import Coverage
 from casebank.serve.views import view
 from casebank.site.attachments import published, served
 from casebank.site.burden import expected_workup, test_rows
@@ -124,10 +123,8 @@ def _base(site: SiteInput, prefix: str, page: str) -> dict[str, Any]:
 
 def index_context(site: SiteInput) -> dict[str, Any]:
     entries = [_entry(case) for case in sorted(site.cases, key=_title_key)]
-    counts: Counter[tuple[str, str]] = Counter((e["specialty"], e["difficulty"]) for e in entries)
-    specialties = sorted({s for s, _ in counts})
-    levels = [d for d in DIFFICULTIES if any(level == d for _, level in counts)]
-    levels += sorted({level for _, level in counts} - set(levels))
+    cover = Coverage.of(case.data for case in site.cases)
+    counts, specialties, levels = cover.table, cover.specialties, cover.levels
     return {
         **_base(site, "", "index"),
         "entries": entries,
@@ -144,41 +141,21 @@ def index_context(site: SiteInput) -> dict[str, Any]:
             "tag": sorted({t for e in entries for t in e["tags"]}),
         },
         "search_index": search_index(entries),
-        "facts": glance(site.cases, counts, levels),
+        "facts": glance(site.cases),
         "releases": [(r, release_href(r.version)) for r in reversed(site.releases)],
     }
 
 
-def glance(
-    cases: Sequence[SiteCase], counts: Counter[tuple[str, str]], levels: Sequence[str]
-) -> list[tuple[str, str]]:
+def glance(cases: Sequence[SiteCase]) -> list[tuple[str, str]]:
     """The dataset in a few lines: cases, specialties, difficulty, patients' sex and age."""
-    sexes: Counter[str] = Counter()
-    ages: Counter[str] = Counter()
-    for case in cases:
-        patient = case.data.get("patient")
-        patient = patient if isinstance(patient, Mapping) else {}
-        sexes[str(patient.get("sex") or "unstated")] += 1
-        ages[_age_band(patient.get("age"))] += 1
-    by_level = Counter({level: 0 for level in levels})
-    for (_, level), count in counts.items():
-        by_level[level] += count
+    cover = Coverage.of(case.data for case in cases)
     return [
-        ("Cases", str(len(cases))),
-        ("Specialties", str(len({s for s, _ in counts}))),
-        ("Difficulty", ", ".join(f"{by_level[level]} {level}" for level in levels)),
-        ("Patients", ", ".join(f"{n} {sex}" for sex, n in sorted(sexes.items()))),
-        ("Ages", ", ".join(f"{ages[band]} {band}" for band in _AGE_BANDS if ages[band])),
+        ("Cases", str(cover.total)),
+        ("Specialties", str(len(cover.specialties))),
+        ("Difficulty", ", ".join(f"{cover.count(level=lv)} {lv}" for lv in cover.levels)),
+        ("Patients", ", ".join(f"{n} {sex}" for sex, n in sorted(cover.sexes.items()))),
+        ("Ages", ", ".join(f"{n} {band}" for band, n in cover.age_counts())),
     ]
-
-
-_AGE_BANDS = ("children (under 18)", "adults (18–64)", "older adults (65+)", "age unstated")
-
-
-def _age_band(age: object) -> str:
-    if not isinstance(age, (int, float)) or isinstance(age, bool):
-        return _AGE_BANDS[3]
-    return _AGE_BANDS[0] if age < 18 else _AGE_BANDS[1] if age < 65 else _AGE_BANDS[2]
 
 
 def _title_key(case: SiteCase) -> tuple[str, str]:

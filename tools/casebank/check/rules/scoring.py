@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from casebank.check.problem import Severity
 from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.catalog import did_you_mean, fold
+from casebank.format.schema import SCORE_COMPONENTS
 
-COMPONENTS = ("diagnosis", "diagnostics", "treatment", "safety")
+COMPONENTS = SCORE_COMPONENTS  # declared once, with the schema
 WEIGHT_TOLERANCE = 1e-6
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from casebank.check.problem import Severity
 from casebank.check.registry import CaseContext, Finding, rule
-from casebank.format.document import Document, Path, format_path
+from casebank.format.document import Document, Path, format_path, texts_at
 from casebank.format.orders import named_tests
 from casebank.format.text import LINE_BREAK, character_name
 
@@ -28,17 +28,6 @@ ONE_LINE_FIELDS: tuple[Path, ...] = (
     ("provenance", "derived_from"),
     ("acknowledged_warnings",),
 )
-
-
-def _texts(value: Any, at: Path) -> Iterator[tuple[Path, str]]:
-    if isinstance(value, str):
-        yield at, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts(item, (*at, key))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _texts(item, (*at, i))
 
 
 def _keys(value: Any, at: Path) -> Iterator[Path]:
@@ -69,7 +58,7 @@ def one_line_breaks(doc: Document) -> Iterator[Finding]:
         value: Any = data
         for step in field:
             value = value.get(step) if isinstance(value, dict) else None
-        places += [(path, text, False) for path, text in _texts(value, field)]
+        places += [(path, text, False) for path, text in texts_at(value, field)]
     places += [(t.path, t.name, t.is_key) for t in named_tests(data)]
     places += [(path, str(path[-1]), True) for path in _keys(data, ())]
     for path, text, is_key in places:
