@@ -21,6 +21,8 @@ from conftest import examples
 from conftest import run_cli as run
 from gitrepo import GitRepo, case_text, dataset
 
+FAULTS = Path(__file__).with_name("faults.py")  # casebank with a fault at a release step
+
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 KILL_STEPS = ["journal", "manifest", "changelog", "stage", "commit", "tag"]
@@ -39,7 +41,7 @@ def change(repo: GitRepo, case_id: str, title: str) -> None:
 
 def process(repo: GitRepo, *argv: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "casebank", *argv, "--root", str(repo.root)],
+        [sys.executable, str(FAULTS), *argv, "--root", str(repo.root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

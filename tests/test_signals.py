@@ -16,6 +16,8 @@ import pytest
 from casebank.cli import main
 from gitrepo import GitRepo, case_text
 
+FAULTS = Path(__file__).with_name("faults.py")  # casebank with a fault at a release step
+
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 
@@ -28,7 +30,7 @@ def paused_release(
     repo: GitRepo, step: str, ignored: tuple[signal.Signals, ...]
 ) -> subprocess.Popen[str]:
     child = subprocess.Popen(
-        [sys.executable, "-m", "casebank", "release", "1.1.0", "--root", str(repo.root)],
+        [sys.executable, str(FAULTS), "release", "1.1.0", "--root", str(repo.root)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

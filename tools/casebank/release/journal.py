@@ -32,9 +32,6 @@ from casebank.workspace import write_atomically
 
 LOCK_FILE = "casebank-release.lock"
 JOURNAL_FILE = "casebank-release.journal"
-# Test hooks: kill (SIGKILL) or pause the release when it reaches a step (see docs/releases.md).
-CRASH_VARIABLE = "CASEBANK_TEST_CRASH_AT"
-PAUSE_VARIABLE = "CASEBANK_TEST_PAUSE_AT"
 
 
 @dataclass
@@ -82,16 +79,9 @@ def lock_path(root: Path) -> Path:
 
 
 def checkpoint(root: Path, step: str) -> None:
-    """Where a test may kill or pause a release (environment variables, never set in use)."""
-    if os.environ.get(CRASH_VARIABLE) == step:
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
-    if os.environ.get(PAUSE_VARIABLE) == step:
-        marker = git.git_dir(root) / "casebank-paused"
-        marker.write_text(str(os.getpid()), encoding="utf-8")
-        while marker.exists():
-            time.sleep(0.05)
+    """A seam: the release calls it at each step (journal, manifest, changelog, stage, commit,
+    tag, push) and it does nothing. The release-safety tests replace it (tests/faults.py) to
+    kill or pause a release exactly there."""
 
 
 def _alive(pid: int) -> bool:
