@@ -95,11 +95,9 @@ def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
 
 def build_catalog_bytes(raw: bytes | None) -> Catalog | None:
     """The catalog as a lookup, without checking it (that result may come from the cache)."""
-    from casebank.format.catalog import build_catalog
-    from casebank.format.loader import load_document
+    from casebank.format.catalog import catalog_if_it_loads
 
-    loaded = load_document(CATALOG_FILE, raw) if raw is not None else None
-    return build_catalog(loaded.document.data) if loaded and loaded.document else None
+    return catalog_if_it_loads(raw, CATALOG_FILE) if raw is not None else None
 
 
 def is_refusal(problem: Problem) -> bool:

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from casebank.errors import DEBUG_VARIABLE, CasebankError, UsageError
-from casebank.format.catalog import Catalog, build_catalog
+from casebank.format.catalog import Catalog, load_catalog
 from casebank.format.layout import CASES_DIR, CATALOG_FILE, case_id_from_path
-from casebank.format.loader import load_document
 from casebank.importers.base import Conversion, FileShapeError, Importer, Job, Record, Refused
 from casebank.importers.registry import IMPORTERS
 from casebank.importers.render import render_case
@@ -123,14 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _catalog(root: Path) -> Catalog:
-    loaded = load_document(CATALOG_FILE, (root / CATALOG_FILE).read_bytes())
-    if loaded.document is None:
-        issue = loaded.issues[0]
-        raise CasebankError(
-            f"{CATALOG_FILE}:{issue.line}:{issue.column}: {issue.message}",
-            f"run `casebank validate {CATALOG_FILE}`",
-        )
-    return build_catalog(loaded.document.data)
+    return load_catalog((root / CATALOG_FILE).read_bytes(), CATALOG_FILE)
 
 
 def _refuse_file(args: argparse.Namespace, exc: FileShapeError) -> int:

@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from casebank.errors import CasebankError, UsageError
-from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, build_catalog, did_you_mean
+from casebank.format.catalog import (
+    CASE_ID_CUTOFF,
+    Catalog,
+    did_you_mean,
+    load_catalog,
+)
 from casebank.format.identifiers import require_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_document
@@ -45,7 +50,7 @@ def _working_tree(root: Path, case_id: str) -> Served:
         path = root / CASES_DIR / f"{case_id}{suffix}"
         if path.is_file():
             data = _load(f"{CASES_DIR}/{path.name}", path.read_bytes())
-            catalog = build_catalog(_load(CATALOG_FILE, (root / CATALOG_FILE).read_bytes()))
+            catalog = load_catalog((root / CATALOG_FILE).read_bytes(), CATALOG_FILE)
             return Served(data, catalog)
     known = [p.stem for p in (root / CASES_DIR).glob("*") if p.name.endswith(CASE_SUFFIXES)]
     close = did_you_mean(case_id, known, CASE_ID_CUTOFF)
@@ -76,5 +81,5 @@ def _released(root: Path, case_id: str, release: str) -> Served:
         )
     blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))
     data = _load(entry.path, blobs[entry.blob])
-    catalog = build_catalog(_load(CATALOG_FILE, blobs[manifest.catalog_blob]))
+    catalog = load_catalog(blobs[manifest.catalog_blob], CATALOG_FILE)
     return Served(data, catalog, entry.version, entry.sha256, release)

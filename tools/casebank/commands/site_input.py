@@ -18,7 +18,7 @@ from typing import Any
 
 from casebank.format.attachments import check_attachment
 from casebank.format.canonical import sha256_hex
-from casebank.format.catalog import Catalog, build_catalog
+from casebank.format.catalog import Catalog, build_catalog, catalog_if_it_loads
 from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
@@ -115,9 +115,7 @@ def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
 def _catalog(root: Path) -> Catalog | None:
     """The working tree's catalog, for the tests' cost and burden (None if it does not load)."""
     path = root / "catalog.yaml"
-    loaded = load_document(path.name, path.read_bytes()) if path.is_file() else None
-    document = loaded.document if loaded is not None else None
-    return build_catalog(document.data) if document is not None else None
+    return catalog_if_it_loads(path.read_bytes(), path.name) if path.is_file() else None
 
 
 def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:

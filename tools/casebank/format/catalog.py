@@ -314,3 +314,29 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
         modalities=frozenset(_strings(vocab.get("modalities"))),
         abbreviations=_text_map(vocab.get("abbreviations")),
     )
+
+
+def load_catalog(raw: bytes, file: str = "catalog.yaml") -> Catalog:
+    """The catalog in ``raw`` as a lookup, unchecked (the catalog rules check it); a file that
+    does not load raises CasebankError naming its place and how to see why."""
+    from casebank.errors import CasebankError
+    from casebank.format.loader import load_document
+
+    loaded = load_document(file, raw)
+    if loaded.document is None:
+        issue = loaded.issues[0]
+        raise CasebankError(
+            f"{file}:{issue.line}:{issue.column}: {issue.message}",
+            f"run `casebank validate {file}`",
+        )
+    return build_catalog(loaded.document.data)
+
+
+def catalog_if_it_loads(raw: bytes, file: str = "catalog.yaml") -> Catalog | None:
+    """The catalog in ``raw``, or None where it does not load (validation reports why)."""
+    from casebank.errors import CasebankError
+
+    try:
+        return load_catalog(raw, file)
+    except CasebankError:
+        return None
