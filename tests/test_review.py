@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import git
 import pytest
 
 from casebank.release import git as gitlayer
@@ -336,7 +337,19 @@ def test_history_is_read_in_a_fixed_number_of_git_commands(
         calls.append(" ".join(args[:1]) if args[0] != "-c" else "check-mailmap")
         return real(args)
 
+    # blobs are read through GitPython's object database, one persistent `git cat-file
+    # --batch` process per repository object: count each process it starts
+    processes: set[tuple[int, str]] = set()
+    persistent = git.cmd.Git._get_persistent_cmd
+
+    def started(self: git.cmd.Git, attr_name: str, cmd_name: str, *args: Any, **kwargs: Any) -> Any:
+        if (id(self), attr_name) not in processes:
+            processes.add((id(self), attr_name))
+            calls.append(cmd_name.replace("_", "-"))
+        return persistent(self, attr_name, cmd_name, *args, **kwargs)
+
     monkeypatch.setattr(gitlayer, "_command", counted)
+    monkeypatch.setattr(git.cmd.Git, "_get_persistent_cmd", started)
     history = scan_history(repo.root, repo.head(), {repo.head()})
     snapshot = history.snapshots[repo.head()]
     # the line, its blobs, the review commits, the graph, the merged branches, and the
