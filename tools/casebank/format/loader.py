@@ -598,7 +598,7 @@ class _Builder:
         if kind == "null":
             return None
         if kind == "bool":
-            return text.lower() in ("yes", "true", "on")
+            return bool(_construct("bool", text))
         if AMBIGUOUS_NUMBER.match(text) or "_" in text:
             return self._ambiguous(kind, text, mark, path)
         if kind == "int":
@@ -648,7 +648,7 @@ class _Builder:
         if kind == "null":
             return None
         if kind == "bool":
-            return text.lower() in ("yes", "true", "on")
+            return bool(_construct("bool", text))
         if kind == "int":
             return self._exact(text, mark, path)
         return self._finite(_float(text), text, mark, path)
@@ -683,6 +683,7 @@ class _Builder:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 # The first characters PyYAML's resolver dispatches on: a plain scalar starting otherwise is
 # text (a number-like text starts with a digit, a sign or a point, all in this set too).
 _RESOLVED_FIRST = frozenset(c for c in _RESOLVER.yaml_implicit_resolvers if c)
@@ -738,38 +739,19 @@ def _resolve(text: str) -> str:
     return tag.removeprefix(_SAFE_TAG_PREFIX)
 
 
+def _construct(kind: str, text: str) -> Any:
+    """The value PyYAML's safe constructor makes of a plain scalar it resolved as ``kind``
+    (int, float or bool): YAML 1.1's bases, base 60, underscores, infinities and NaN."""
+    node = yaml.ScalarNode(_SAFE_TAG_PREFIX + kind, text)
+    return getattr(_CONSTRUCTOR, f"construct_yaml_{kind}")(node)
+
+
 def _yaml11_int(text: str) -> int:
-    digits = text.replace("_", "")
-    sign = -1 if digits.startswith("-") else 1
-    digits = digits.lstrip("+-")
-    if digits.startswith("0b"):
-        return sign * int(digits[2:], 2)
-    if digits.startswith("0x"):
-        return sign * int(digits[2:], 16)
-    if ":" in digits:
-        value = 0
-        for part in digits.split(":"):
-            value = value * 60 + int(part)
-        return sign * value
-    if digits.startswith("0") and len(digits) > 1:
-        return sign * int(digits, 8)
-    return sign * int(digits)
+    return int(_construct("int", text))
 
 
 def _float(text: str) -> float:
-    digits = text.replace("_", "").lower()
-    sign = -1.0 if digits.startswith("-") else 1.0
-    digits = digits.lstrip("+-")
-    if digits == ".inf":
-        return sign * math.inf
-    if digits == ".nan":
-        return math.nan
-    if ":" in digits:
-        value = 0.0
-        for part in digits.split(":"):
-            value = value * 60 + float(part)
-        return sign * value
-    return sign * float(digits)
+    return float(_construct("float", text))
 
 
 def _syntax_hint(what: str) -> str:
