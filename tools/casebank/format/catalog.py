@@ -319,17 +319,9 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
 def load_catalog(raw: bytes, file: str = "catalog.yaml") -> Catalog:
     """The catalog in ``raw`` as a lookup, unchecked (the catalog rules check it); a file that
     does not load raises CasebankError naming its place and how to see why."""
-    from casebank.errors import CasebankError
-    from casebank.format.loader import load_document
+    from casebank.format.loader import load_data
 
-    loaded = load_document(file, raw)
-    if loaded.document is None:
-        issue = loaded.issues[0]
-        raise CasebankError(
-            f"{file}:{issue.line}:{issue.column}: {issue.message}",
-            f"run `casebank validate {file}`",
-        )
-    return build_catalog(loaded.document.data)
+    return build_catalog(load_data(file, raw))
 
 
 def catalog_if_it_loads(raw: bytes, file: str = "catalog.yaml") -> Catalog | None:

@@ -137,6 +137,21 @@ def require_parser() -> None:
         )
 
 
+def load_data(file: str, raw: bytes) -> Any:
+    """The data of a file that must load (a catalog or case a command serves): a file that
+    does not raises CasebankError naming its first problem's place and how to see them all."""
+    from casebank.errors import CasebankError
+
+    loaded = load_document(file, raw)
+    if loaded.document is None:
+        issue = loaded.issues[0]
+        raise CasebankError(
+            f"{file}:{issue.line}:{issue.column}: {issue.message}",
+            f"run `casebank validate {file}`",
+        )
+    return loaded.document.data
+
+
 def load_document(file: str, raw: bytes) -> LoadResult:
     """Load one case or catalog file. ``file`` is the repository-relative path used in reports."""
     require_parser()
