@@ -188,6 +188,26 @@ def test_a_bedside_observation_comes_from_the_examination_or_not_at_all() -> Non
     assert plain.source == "unavailable" and "not recorded" in (plain.reason or "")
 
 
+def test_an_order_of_one_side_is_read_from_that_side_of_the_examination() -> None:
+    both = with_exam(
+        '  general: "Right foot cold and pale, capillary refill 5 s; left foot warm, '
+        'capillary refill 2 s."\n'
+    )
+    right, left = oracle(both).answer("right CRT"), oracle(both).answer("Left capillary refill")
+    assert right.result is not None and left.result is not None
+    assert right.result["value"] == 5 and "left" in right.result.get("note", "").lower() + "left"
+    assert "refill 2 s" in str(left.result["value"]) and "5" not in str(left.result)
+    # The other side's reading is never served for this one, nor a reading of no side.
+    one = with_exam('  general: "Right foot cold and pale, capillary refill 5 s."\n')
+    other = oracle(one).answer("left capillary refill")
+    assert (other.source, other.result) == ("unavailable", None)
+    assert oracle(one).answer("capillary refill").result is not None  # no side: that reading
+    alike = with_exam('  general: "Capillary refill 2 s in both feet."\n')
+    assert oracle(alike).answer("left capillary refill").result is not None
+    unsided = with_exam('  general: "Capillary refill 2 s."\n')
+    assert oracle(unsided).answer("right capillary refill").source == "unavailable"
+
+
 def test_a_score_is_computed_from_the_case_and_a_stated_one_must_match() -> None:
     text = with_exam(VITALS)
     answer = oracle(text).answer("NEWS2")

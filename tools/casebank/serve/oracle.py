@@ -36,7 +36,7 @@ from casebank.format.names import (
     suggest_sided,
 )
 from casebank.format.results import judgement
-from casebank.serve.derive import Derived, Facts, Missing, derive, flagged
+from casebank.serve.derive import Derived, Facts, Missing, derive, flagged, on_side
 from casebank.serve.views import served
 
 LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
@@ -220,14 +220,14 @@ class Oracle:
         if key is not None and _same_side(self.results[key], side):
             return self._from_entry(request, test, self.results[key], LISTED, None)
         if test.kind in CASE_DETERMINED:  # what the doctor finds at the bedside comes first
-            found = self._from_exam(request, test)
+            found = self._from_exam(request, test, side)
             if found is not None:
                 return found
         derived = self._derived(request, test)
         if derived is not None:
             return derived
         if test.kind not in CASE_DETERMINED:
-            found = self._from_exam(request, test)
+            found = self._from_exam(request, test, side)
             if found is not None:
                 return found
         return self._unlisted(request, test)
@@ -276,11 +276,16 @@ class Oracle:
             return f"investigations.results.{panel}.{member}", self._member(panel, member, timed)
         return None
 
-    def _from_exam(self, request: str, test: CatalogTest) -> Answer | None:
-        """The examination's reading of ``test``, or for a panel (vital signs) its members'."""
-        reading = self.facts.finding(test) if test.kind in CASE_DETERMINED else None
+    def _from_exam(self, request: str, test: CatalogTest, side: str | None = None) -> Answer | None:
+        """The examination's reading of ``test`` (of the side the order names, if it names
+        one), or for a panel (vital signs) its members'."""
+        reading = self.facts.finding(test, side) if test.kind in CASE_DETERMINED else None
         if reading is None:
             reading = self.facts.findings.get(test.name)
+            if reading is not None and not on_side(
+                f"{reading.origin} {reading.value} {reading.note}", side
+            ):
+                reading = None
         if reading is not None:
             reading = flagged(self.facts, test.name, reading)
             return Answer(request, test.name, DERIVED, reading.origin, reading.result())
