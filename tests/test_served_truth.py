@@ -112,6 +112,7 @@ EXTRA = """
     default_result: "90 or more."
   - name: Serum hCG
     kind: lab
+    sex: female
     result_types: [qualitative]
     default_result: "Negative"
 """
@@ -206,6 +207,15 @@ def test_an_order_of_one_side_is_read_from_that_side_of_the_examination() -> Non
     assert oracle(alike).answer("left capillary refill").result is not None
     unsided = with_exam('  general: "Capillary refill 2 s."\n')
     assert oracle(unsided).answer("right capillary refill").source == "unavailable"
+
+
+def test_a_test_of_one_sex_is_not_served_to_a_patient_of_the_other() -> None:
+    man = oracle(VALID_CASE).answer("Serum hCG")
+    assert (man.source, man.result) == ("unavailable", None)
+    assert man.reason == "not applicable: Serum hCG is not done for a male patient"
+    woman = oracle(edit("  sex: male\n", "  sex: female\n", VALID_CASE)).answer("Serum hCG")
+    assert woman.source == "policy" and woman.result is not None
+    assert woman.result["value"] == "Negative"
 
 
 def test_a_score_is_computed_from_the_case_and_a_stated_one_must_match() -> None:

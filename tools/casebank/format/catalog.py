@@ -58,6 +58,7 @@ class CatalogTest:
     specimen: str | None = None
     modality: str | None = None
     site: str | None = None
+    sex: str | None = None  # the one sex it is done for (female, male), if only one
     family: str | None = None
     unit: str | None = None
     units: tuple[str, ...] = ()
@@ -292,6 +293,7 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
                 specimen=_optional_str(entry.get("specimen")),
                 modality=_optional_str(entry.get("modality")),
                 site=_optional_str(entry.get("site")),
+                sex=_optional_str(entry.get("sex")),
                 family=_optional_str(entry.get("family")),
                 unit=_optional_str(entry.get("unit")),
                 units=_strings(entry.get("units")),

@@ -397,8 +397,9 @@ class Oracle:
             return Answer(
                 request, test.name, UNAVAILABLE, None, None, reason=_undetermined(missing)
             )
-        if test.family == "hcg" and self._sex() == "male":
-            reason = "not applicable: a pregnancy test is not done for a male patient"
+        sex = self._sex()
+        if test.sex is not None and sex in ("female", "male") and sex != test.sex:
+            reason = f"not applicable: {test.name} is not done for a {sex} patient"
             return Answer(request, test.name, UNAVAILABLE, None, None, reason=reason)
         policy = self.policy
         if policy not in ("normal_unless_listed", "generate_consistent"):
