@@ -110,6 +110,11 @@ EXTRA = """
     result_types: [lab_value]
     unit: mL/min/1.73m2
     default_result: "90 or more."
+  - name: Renal profile
+    aliases: ["U&E"]
+    kind: lab
+    result_types: [panel]
+    components: [Creatinine, Estimated glomerular filtration rate]
   - name: Serum hCG
     kind: lab
     sex: female
@@ -216,6 +221,16 @@ def test_a_test_of_one_sex_is_not_served_to_a_patient_of_the_other() -> None:
     woman = oracle(edit("  sex: male\n", "  sex: female\n", VALID_CASE)).answer("Serum hCG")
     assert woman.source == "policy" and woman.result is not None
     assert woman.result["value"] == "Negative"
+
+
+def test_a_member_of_a_panel_not_done_is_not_done_either() -> None:
+    text = with_result(
+        '    Renal profile: {type: panel, status: not_done, note: "No bloods: dying at home."}\n'
+    )
+    for order in ("Creatinine", "eGFR", "U&E"):
+        answer = oracle(text).answer(order)
+        assert (answer.source, answer.reason) == ("unavailable", "not done for this patient")
+    assert oracle(VALID_CASE).answer("Creatinine").source == "policy"  # no panel: its default
 
 
 def test_a_score_is_computed_from_the_case_and_a_stated_one_must_match() -> None:

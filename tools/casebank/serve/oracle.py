@@ -338,8 +338,24 @@ class Oracle:
             )
         if source_key is not None:
             return self._from_entry(request, test, self.results[source_key], DERIVED, source_key)
+        held = self._held_in_panel(test)
+        if held is not None:  # a member of a panel the case says was not done, or is pending
+            return self._from_entry(request, test, self.results[held], DERIVED, held)
         if test.is_panel:
             return self._assembled(request, test)
+        return None
+
+    def _held_in_panel(self, test: CatalogTest) -> str | None:
+        """The results key of a listed panel holding ``test`` that served nothing (not done,
+        unavailable or pending): its member has no result either, never a default."""
+        for name, key in self.listed.items():
+            entry = self.results.get(key)
+            if not isinstance(entry, dict) or entry.get("status", "final") == "final":
+                continue
+            panel = self.catalog.resolve(name)
+            if panel is not None and panel.is_panel:
+                if any(m.name == test.name for m in self.catalog.components_of(panel)):
+                    return key
         return None
 
     def _member(self, key: str, member: str, timed: bool) -> Mapping[str, Any]:
