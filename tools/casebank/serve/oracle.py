@@ -353,9 +353,9 @@ class Oracle:
             if not isinstance(entry, dict) or entry.get("status", "final") == "final":
                 continue
             panel = self.catalog.resolve(name)
-            if panel is not None and panel.is_panel:
-                if any(m.name == test.name for m in self.catalog.components_of(panel)):
-                    return key
+            members = self.catalog.components_of(panel) if panel and panel.is_panel else []
+            if any(m.name == test.name for m in members):
+                return key
         return None
 
     def _member(self, key: str, member: str, timed: bool) -> Mapping[str, Any]:
