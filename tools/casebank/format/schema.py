@@ -827,7 +827,7 @@ CATALOG_TEST: Schema = {
     "sex": choice(
         "The one sex the test is done for (a vaginal swab, a semen analysis): for a patient "
         "of the other sex the results oracle serves no result, and says why.",
-        ("female", "male"),
+        ["female", "male"],
         "female",
     ),
     "family": text(
