@@ -510,6 +510,7 @@ _TIMING = re.compile(
     r"|\b(?:at|after|from|by)?\s*(?!24\b)\d+(?:\.\d+)?(?:\s*(?:,|and|&|\+|/|-|–|then|to)\s*\d+(?:\.\d+)?)*"
     r"[\s-]*(?:h|hr|hrs|hour|hours|min|mins|minute|minutes)\b(?:\s+(?:post|after)[\w\s-]*$)?"
     r"|\b(?:x|×)\s*\d+\b|\b\d+\s*(?:x|×)\b"
+    r"|\b\d+\s*units?(?:\s+of\s+(?:blood|red cells|packed red cells|rbcs?|prbcs?))?\b"
     r"|\b(?:at presentation|on arrival|on admission|now|stat|urgent|urgently|repeat|repeated"
     r"|serial|baseline|initial|timed|post[- ]ingestion|at triage|on (?:room )?air|in (?:room )?air"
     r"|seated|clinic|cath|catheter)\b"
