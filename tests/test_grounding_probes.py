@@ -92,7 +92,9 @@ def verdict(probe: Mapping[str, Any], answer: Answer) -> tuple[str, str]:
     if expect == "unavailable":
         return "wrong", "a result was served where none should be"
     assert answer.result is not None
-    text = " ".join((json.dumps(answer.result, ensure_ascii=False), *_pressures(answer.result)))
+    # What the doctor is shown: the test answered ("Chlamydia trachomatis NAAT") and its result.
+    shown = (answer.test or "", json.dumps(answer.result, ensure_ascii=False))
+    text = " ".join((*shown, *_pressures(answer.result)))
     text = text.casefold()
     missing = [p for p in probe.get("contains") or [] if str(p).casefold() not in text]
     if missing:

@@ -305,6 +305,12 @@ class Facts:
         if found is not None and on_side(f"{found.origin} {found.value} {found.note}", side):
             return found
         names = [n for n in (test.name, *test.aliases) if len(n) >= 4 or n.isupper()]
+        called = {fold(n) for n in (test.name, *test.aliases)}
+        for origin, text in self.texts:  # a section named for the test ("rectal": the DRE)
+            section = fold(origin.rsplit(".", 1)[-1])
+            named = {section, f"{section} examination", f"{section} exam"} & called
+            if named and on_side(f"{origin} {text}", side):
+                return Reading(text.strip(), None, origin)
         patterns = [re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE) for n in names]
         for origin, text in self.texts:
             for clause in _CLAUSE.findall(text):
@@ -820,7 +826,7 @@ _POSTURE = re.compile(r"\b(?:lying|supine|sitting|seated|standing)\b", re.IGNORE
     "Lying and standing blood pressure",
     "Consensus statement on the definition of orthostatic hypotension (Freeman R, et al. Clin "
     "Auton Res 2011;21:69-72): a fall of 20 mmHg systolic or 10 mmHg diastolic within 3 minutes "
-    "of standing",
+    "of standing; abnormal too where a systolic is below 90 mmHg in any position",
 )
 def _orthostatic(facts: Facts) -> Derived | Missing:
     lying = [(w, r) for w, r in facts.postures if re.search(r"lying|supine", w, re.I)]
@@ -836,17 +842,22 @@ def _orthostatic(facts: Facts) -> Derived | Missing:
     dropped = any(
         p is not None and (first[0] - p[0] >= 20 or first[1] - p[1] >= 10) for _, _, p in falls
     )
+    readings = [r for _, r in [lying[0], *upright]]
+    pressures = [_pressure(r.value) for r in readings]
+    low = any(p is not None and p[0] < 90 for p in pressures) or any(
+        r.flag in ("low", "critical_low", "abnormal") for r in readings
+    )
     shown = "; ".join(
         f"{w}: {r.value} mmHg" + (f" ({r.note})" if r.note else "") for w, r in [lying[0], *upright]
     )
     note = (
         "A fall of 20 mmHg systolic or 10 mmHg diastolic within 3 minutes of standing is "
-        "orthostatic hypotension."
+        "orthostatic hypotension; a systolic below 90 mmHg in any position is hypotension."
     )
     result = {
         "type": "text_report",
         "value": shown,
-        "flag": "abnormal" if dropped else "normal",
+        "flag": "abnormal" if dropped or low else "normal",
         "note": note,
     }
     return Derived(result, tuple(r.origin for _, r in [lying[0], *upright]))
