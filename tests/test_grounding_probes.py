@@ -22,6 +22,7 @@ answer.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping
 from functools import cache
@@ -39,6 +40,7 @@ from casebank.serve.oracle import Answer, Oracle
 ROOT = Path(__file__).resolve().parent.parent
 PROBES = Path(__file__).parent / "data" / "grounding-probes.yaml"
 NOT_SERVED = ("pending", "not_done", "unavailable")
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 @cache
@@ -96,7 +98,13 @@ def verdict(probe: Mapping[str, Any], answer: Answer) -> tuple[str, str]:
     shown = (answer.test or "", json.dumps(answer.result, ensure_ascii=False))
     text = " ".join((*shown, *_pressures(answer.result)))
     text = text.casefold()
-    missing = [p for p in probe.get("contains") or [] if str(p).casefold() not in text]
+    numbers = {float(n) for n in _NUMBER.findall(text)}
+    missing = [
+        p
+        for p in probe.get("contains") or []
+        if str(p).casefold() not in text
+        and not (_NUMBER.fullmatch(str(p)) and float(str(p)) in numbers)  # 2.40 is 2.4
+    ]
     if missing:
         return "wrong", f"does not contain {missing}"
     if expect in ("abnormal", "normal"):

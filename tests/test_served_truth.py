@@ -110,6 +110,12 @@ EXTRA = """
     result_types: [lab_value]
     unit: mL/min/1.73m2
     default_result: "90 or more."
+  - name: Core temperature
+    aliases: ["Rectal temp"]
+    kind: bedside
+    derive: core_temperature
+    result_types: [lab_value]
+    unit: °C
   - name: Renal profile
     aliases: ["U&E"]
     kind: lab
@@ -231,6 +237,19 @@ def test_a_member_of_a_panel_not_done_is_not_done_either() -> None:
         answer = oracle(text).answer(order)
         assert (answer.source, answer.reason) == ("unavailable", "not done for this patient")
     assert oracle(VALID_CASE).answer("Creatinine").source == "policy"  # no panel: its default
+
+
+def test_a_core_temperature_is_a_temperature_taken_by_a_core_route() -> None:
+    rectal = with_exam(
+        '  vital_signs:\n    temperature: {value: 41.6, unit: Cel, note: "Rectal probe."}\n'
+    )
+    answer = oracle(rectal).answer("rectal temp")
+    assert answer.source == "derived" and answer.result is not None
+    assert (answer.result["value"], answer.result["flag"]) == (41.6, "high")
+    tympanic = with_exam(
+        '  vital_signs:\n    temperature: {value: 39.1, unit: Cel, note: "Tympanic."}\n'
+    )
+    assert oracle(tympanic).answer("Core temperature").source == "unavailable"
 
 
 def test_a_score_is_computed_from_the_case_and_a_stated_one_must_match() -> None:

@@ -863,6 +863,23 @@ def _orthostatic(facts: Facts) -> Derived | Missing:
     return Derived(result, tuple(r.origin for _, r in [lying[0], *upright]))
 
 
+_CORE_ROUTE = re.compile(r"\b(?:rectal|rectally|o?esophageal|bladder|core)\b", re.IGNORECASE)
+
+
+@formula(
+    "core_temperature",
+    "Core temperature",
+    "The temperature the examination records by a core route (rectal, oesophageal or bladder "
+    "probe), as its own reading says; a tympanic, oral or axillary reading is not one",
+)
+def _core_temperature(facts: Facts) -> Derived | Missing:
+    reading = facts.reading("Temperature")
+    said = f"{reading.value} {reading.note or ''} {reading.origin}" if reading else ""
+    if reading is None or not _CORE_ROUTE.search(said):
+        return Missing(("a temperature taken by a core route (rectal, oesophageal or bladder)",))
+    return Derived(flagged(facts, "Temperature", reading).result(), (reading.origin,))
+
+
 @formula(
     "shock_index",
     "Shock index",
