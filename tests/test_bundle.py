@@ -159,7 +159,9 @@ def test_scores_and_judge_items_from_the_bundle_are_the_git_releases(
         served = cli(capsys, *argv, "--bundle", str(bundle))
         assert git[0] == 0, git[2]
         assert served == git
-    report = json.loads(cli(capsys, "score", str(subs), "--bundle", str(bundle), "--format", "json")[1])
+    report = json.loads(
+        cli(capsys, "score", str(subs), "--bundle", str(bundle), "--format", "json")[1]
+    )
     assert report["release"] == "1.0.0" and len(report["cases"]) == 4
     items = ("judge-items", "--submissions", str(subs))
     git = cli(capsys, *items, "--release", "1.0.0", *root)

@@ -50,7 +50,9 @@ socket.socket.connect, socket.socket.connect_ex = _refuse, _refuse_ex
 """
 
 
-def evaluate(folder: Path, tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[EvalLog]]:
+def evaluate(
+    folder: Path, tmp_path: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], list[EvalLog]]:
     """Run the evaluator in ``folder`` offline; what it printed and the logs it wrote."""
     site = tmp_path / "offline"
     site.mkdir(exist_ok=True)
@@ -150,7 +152,8 @@ def test_the_demo_uses_the_newest_release_when_there_is_one(
             id="task-refused",
         ),
         pytest.param(
-            ["--model", "casebank/smoke", "-T", "release=1.0.0", "-T", "patient_model=casebank/nobody"],
+            ["--model", "casebank/smoke", "-T", "release=1.0.0",
+             "-T", "patient_model=casebank/nobody"],
             ["the eval ended `error`", "casebank/nobody"],
             id="sample-error",
         ),

@@ -14,6 +14,8 @@ judge=casebank/smoke``). It needs no network and no API key.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -40,7 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args:
                 bundle = demo_bundle(Path.cwd(), Path(scratch))
                 args = [*SMOKE, "-T", f"bundle={bundle}"]
-                print(f"casebank: the offline demo: casebank/smoke over the bundle {bundle}")
+                print(
+                    f"casebank: the offline demo: casebank/smoke plays every part, over the "
+                    f"bundle {bundle}"
+                )
         except CasebankError as exc:
             print(f"casebank: {exc}", file=sys.stderr)
             if exc.hint:
@@ -53,8 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         written = sorted(set(_logs(log_dir)) - before)
     if not written:
         print(
-            f"casebank: the eval failed: inspect wrote no log in {log_dir} (exit {ran.returncode}); "
-            "the task did not start, for the reason printed above",
+            f"casebank: the eval failed: inspect wrote no log in {log_dir} "
+            f"(exit {ran.returncode}); the task did not start, for the reason printed above",
             file=sys.stderr,
         )
         return 1
@@ -135,8 +140,13 @@ def demo_bundle(root: Path, scratch: Path) -> Path:
 
 
 def _run(casebank: object, argv: list[str]) -> None:
+    """``casebank ARGV`` in this process, quietly; what it printed is shown if it fails."""
     assert callable(casebank)
-    if casebank(argv) != 0:
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), contextlib.redirect_stderr(said):
+        code = casebank(argv)
+    if code != 0:
+        sys.stderr.write(said.getvalue())
         raise CasebankError(
             f"`casebank {' '.join(argv[:2])}` failed for the demo (its message is above)"
         )

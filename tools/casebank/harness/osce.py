@@ -2,7 +2,8 @@
 
 One sample per case version of a pinned release, read from git (``-T release=X.Y.Z``) or from
 its export bundle (``-T bundle=DIR``, no repository needed), and verified before the run; both
-give the release's canonical content, so the two runs are the same. The model under evaluation plays the doctor and has four tools:
+give the release's canonical content, so the two runs are the same. The model under evaluation
+plays the doctor and has four tools:
 ``ask_patient`` (a second model plays the patient from the patient view alone),
 ``examine`` and ``order_test`` (answered only by the results oracle, as ``casebank results``
 answers) and ``final_answer``. The casebank scorer scores the submission (orders made during

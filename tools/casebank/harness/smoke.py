@@ -61,7 +61,7 @@ class SmokeModel(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig | None = None,
         **model_args: Any,
     ) -> None:
         if model_name != MODEL:
@@ -69,7 +69,7 @@ class SmokeModel(ModelAPI):
                 f"casebank/{model_name}: casebank provides one model, casebank/{MODEL} "
                 "(the scripted smoke model, docs/harness.md)"
             )
-        super().__init__(model_name, base_url, api_key, [], config)
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
 
     async def generate(
         self,

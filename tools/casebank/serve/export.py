@@ -122,8 +122,7 @@ def parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
     except ImportError:
         raise SetupError(
             "--format parquet needs pyarrow",
-            'install it in the clone: python3 -m pip install -e ".[export]" '
-            "(nox -s bundle does)",
+            'install it in the clone: python3 -m pip install -e ".[export]" (nox -s bundle does)',
         ) from None
     schema = pa.schema(
         [
