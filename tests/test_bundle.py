@@ -383,3 +383,30 @@ def test_release_and_bundle_are_one_or_the_other(
     assert code == 2 and "not allowed with" in err
     code, _, err = cli(capsys, "score", str(subs))
     assert code == 2 and "--release" in err and "--bundle" in err
+
+
+def test_the_published_tarball_serves_once_unpacked(
+    released: GitRepo, tmp_path: Path, elsewhere: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What a harness author downloads from the GitHub release (nox -s bundle's tarball),
+    unpacked anywhere, serves and scores as the git release does."""
+    import importlib.util
+    import tarfile
+
+    pytest.importorskip("nox", reason="nox is not installed (the noxfile builds the tarball)")
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+    assert spec is not None and spec.loader is not None
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+    dist = tmp_path / "dist"
+    export(capsys, released, dist / "casebank-1.0.0")
+    noxfile._release_assets("1.0.0", str(dist / "casebank-1.0.0"))
+    with tarfile.open(dist / "casebank-1.0.0.tar.gz") as tar:
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(elsewhere / "download", **safe)  # type: ignore[arg-type]
+    unpacked = elsewhere / "download" / "casebank-1.0.0"
+    assert "catalog.json" in sums(unpacked) and (unpacked / "catalog.json").is_file()
+    subs = write_lines(tmp_path / "subs.jsonl", [submission("alpha"), submission("beta")])
+    argv = ("score", str(subs), "--format", "json")
+    git = cli(capsys, *argv, "--release", "1.0.0", "--root", str(released.root))
+    assert git[0] == 0 and cli(capsys, *argv, "--bundle", str(unpacked)) == git
