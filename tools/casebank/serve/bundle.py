@@ -73,14 +73,9 @@ def load_bundle(folder: Path) -> LoadedRelease:
 
 
 def _folder(folder: Path) -> Path:
-    if folder.is_symlink() or not folder.is_dir():
-        what = (
-            "a symbolic link"
-            if folder.is_symlink()
-            else "not a folder"
-            if folder.exists()
-            else "not there"
-        )
+    """The bundle's folder (a symbolic link to one is followed; links inside are refused)."""
+    if not folder.is_dir():
+        what = "not a folder" if folder.exists() else "not there"
         raise CasebankError(
             f"--bundle {folder}: {what}",
             "give the folder `casebank export` wrote (it holds SHA256SUMS)",
