@@ -1,13 +1,16 @@
-"""The offline demo, for real: `python -m casebank.harness.evaluate` (what `nox -s eval` runs)
-starts `inspect eval casebank/osce` with the scripted model `casebank/smoke`, with every
-internet connection refused (a sitecustomize in the child processes), no tokenizer cache and
-no API key, and reads the logs it wrote; a failing eval exits 1."""
+"""The offline demo, for real: the noxfile's `eval` session, with each command it runs started
+as nox would (only `session.install` is left out: the packages are here already), runs
+`inspect eval casebank/osce` with the scripted model `casebank/smoke`, with every internet
+connection refused (a sitecustomize in the child processes), no tokenizer cache and no API
+key, then checks the logs; a failing eval fails the session."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +24,20 @@ pytest.importorskip(
 from inspect_ai.log import EvalLog, read_eval_log
 
 from casebank.cli import main
+from casebank.harness import evaluate as evaluator
 from casebank.harness import smoke
 from casebank.harness.osce import EPISODE
 from gitrepo import GitRepo
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
-TOOLS = Path(__file__).parents[1] / "tools"
+ROOT = Path(__file__).parents[1]
+TOOLS = ROOT / "tools"
+pytest.importorskip("nox", reason="nox is not installed: `python3 -m pip install nox`")
+_spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
+assert _spec is not None and _spec.loader is not None
+NOXFILE = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(NOXFILE)
 OFFLINE = """\
 import socket
 
@@ -50,38 +60,67 @@ socket.socket.connect, socket.socket.connect_ex = _refuse, _refuse_ex
 """
 
 
+class Failed(Exception):
+    """What nox makes of a command that exits non-zero, or of session.error: a failed session."""
+
+
+@dataclass
+class Session:
+    """The part of nox.Session the eval session uses; each command really runs, in a child
+    process that inherits the test's (offline) environment. `python` and `inspect` are this
+    interpreter's, where nox would use its virtual environment's."""
+
+    posargs: list[str]
+    said: list[str] = field(default_factory=list)
+
+    def install(self, *packages: str) -> None:
+        assert packages == (".[inspect]",)
+
+    def run(self, *args: str) -> None:
+        command = [sys.executable, *args[1:]] if args[0] == "python" else list(args)
+        if args[0] == "inspect":
+            command = [sys.executable, "-m", "inspect_ai", *args[1:]]
+        ran = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+        self.said.append(ran.stdout + ran.stderr)
+        if ran.returncode != 0:
+            raise Failed(f"{' '.join(args[:4])} exited {ran.returncode}")
+
+    def error(self, message: str) -> None:
+        self.said.append(message)
+        raise Failed(message)
+
+    @property
+    def output(self) -> str:
+        return "\n".join(self.said)
+
+
 def evaluate(
-    folder: Path, tmp_path: Path, *args: str
-) -> tuple[subprocess.CompletedProcess[str], list[EvalLog]]:
-    """Run the evaluator in ``folder`` offline; what it printed and the logs it wrote."""
+    folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *args: str
+) -> tuple[bool, str, list[EvalLog]]:
+    """`nox -s eval -- ARGS` in ``folder``, offline: whether it succeeded, what it printed, and
+    the logs it wrote."""
     site = tmp_path / "offline"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(OFFLINE, "utf-8")
     (tmp_path / "tiktoken").mkdir(exist_ok=True)
     logs = tmp_path / "logs"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.endswith("_API_KEY") and not k.startswith("INSPECT_")
-    }
-    env |= {
-        "PYTHONPATH": os.pathsep.join([str(site), str(TOOLS)]),
-        "TIKTOKEN_CACHE_DIR": str(tmp_path / "tiktoken"),
-        "INSPECT_LOG_DIR": str(logs),
-        "INSPECT_DISPLAY": "plain",
-    }
+    for name in list(os.environ):
+        if name.endswith("_API_KEY") or name.startswith("INSPECT_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(TOOLS)]))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(logs))
+    monkeypatch.setenv("INSPECT_DISPLAY", "plain")
+    monkeypatch.chdir(folder)
     before = set(logs.glob("*.eval")) if logs.is_dir() else set()
-    ran = subprocess.run(
-        [sys.executable, "-m", "casebank.harness.evaluate", *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    session = Session(list(args))
+    try:
+        NOXFILE.eval(session)
+        succeeded = True
+    except Failed:
+        succeeded = False
     written = sorted(set(logs.glob("*.eval")) - before) if logs.is_dir() else []
-    return ran, [read_eval_log(str(p)) for p in written]
+    return succeeded, session.output, [read_eval_log(str(p)) for p in written]
 
 
 def episode(log: EvalLog, sample_id: str) -> dict[str, Any]:
@@ -91,16 +130,16 @@ def episode(log: EvalLog, sample_id: str) -> dict[str, Any]:
 
 
 def test_the_offline_demo_runs_the_whole_pipeline_and_is_reproducible(
-    repo: GitRepo, tmp_path: Path
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A repository with no release (a fresh clone): the demo cuts one in a throw-away clone,
     exports it, and plays every station with casebank/smoke, offline."""
-    ran, [log] = evaluate(repo.root, tmp_path)
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
-    assert "the eval succeeded" in ran.stdout
+    ok, said, [log] = evaluate(repo.root, tmp_path, monkeypatch)
+    assert ok, said[-3000:]
+    assert "the eval succeeded" in said and "over release 1.0.0" in said
     assert not (repo.root / "releases").exists()  # the user's repository is left as it was
     assert log.status == "success" and log.eval.model == "casebank/smoke"
-    assert log.eval.task_args["bundle"].endswith("casebank-1.0.0")
+    assert log.eval.dataset.name == "casebank-1.0.0"
     assert [s.id for s in log.samples or []] == ["alpha@1", "beta@1", "gamma@1"]
     alpha = episode(log, "alpha@1")
     assert alpha["ended"] == "final_answer" and alpha["submission"]["source"] == "final_answer"
@@ -122,8 +161,8 @@ def test_the_offline_demo_runs_the_whole_pipeline_and_is_reproducible(
     assert log.stats.model_usage["casebank/smoke"].input_tokens > 0
 
     # The same run again gives the same transcripts and scores.
-    again, [second] = evaluate(repo.root, tmp_path)
-    assert again.returncode == 0, again.stderr[-3000:]
+    again, said, [second] = evaluate(repo.root, tmp_path, monkeypatch)
+    assert again, said[-3000:]
     for one, two in zip(log.samples or [], second.samples or [], strict=True):
         assert one.store[EPISODE] == two.store[EPISODE]
         assert one.scores is not None and two.scores is not None
@@ -131,16 +170,15 @@ def test_the_offline_demo_runs_the_whole_pipeline_and_is_reproducible(
 
 
 def test_the_demo_uses_the_newest_release_when_there_is_one(
-    released: GitRepo, tmp_path: Path
+    released: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = (released.root / "cases/alpha.yaml").read_text("utf-8")
     released.write("cases/alpha.yaml", text.replace("age: 54", "age: 55"))
     released.commit("alpha is a year older")
     assert main(["release", "1.1.0", "--root", str(released.root)]) == 0
-    ran, [log] = evaluate(released.root, tmp_path)
-    assert ran.returncode == 0, ran.stderr[-3000:]
-    assert log.eval.task_args["bundle"].endswith("casebank-1.1.0")
-    assert log.eval.dataset.name == "casebank-1.1.0"
+    ok, said, [log] = evaluate(released.root, tmp_path, monkeypatch)
+    assert ok, said[-3000:]
+    assert log.eval.dataset.name == "casebank-1.1.0" and "over release 1.1.0" in said
 
 
 @pytest.mark.parametrize(
@@ -148,7 +186,7 @@ def test_the_demo_uses_the_newest_release_when_there_is_one(
     [
         pytest.param(
             ["--model", "casebank/smoke", "-T", "bundle=/no/such/bundle"],
-            ["--bundle /no/such/bundle: not there", "inspect wrote no log"],
+            ["--bundle /no/such/bundle: not there"],  # inspect exits 1 for this one
             id="task-refused",
         ),
         pytest.param(
@@ -165,14 +203,32 @@ def test_the_demo_uses_the_newest_release_when_there_is_one(
         ),
     ],
 )  # fmt: skip
-def test_a_failing_eval_exits_1_naming_what_failed(
-    released: GitRepo, tmp_path: Path, args: list[str], expected: list[str]
+def test_a_failing_eval_fails_the_session_naming_what_failed(
+    released: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    expected: list[str],
 ) -> None:
-    ran, _ = evaluate(released.root, tmp_path, *args)
-    assert ran.returncode == 1, ran.stdout[-2000:] + ran.stderr[-2000:]
+    ok, said, _ = evaluate(released.root, tmp_path, monkeypatch, *args)
+    assert not ok, said[-3000:]
     for text in expected:
-        assert text in ran.stdout + ran.stderr
-    assert "the eval succeeded" not in ran.stdout
+        assert text in said
+    assert "the eval succeeded" not in said
+
+
+def test_the_session_and_the_evaluator_agree_on_the_demo() -> None:
+    assert NOXFILE.EVAL_DEMO == evaluator.DEMO_ARGS
+
+
+def test_check_names_a_log_that_does_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "2026-01-01T00-00-00+00-00_osce_x.eval"
+    bad.write_bytes(b"not a log")
+    assert evaluator.main(["check", str(bad)]) == 1
+    assert f"{bad}: not an inspect log that reads" in capsys.readouterr().err
+    assert evaluator.main(["demo"]) == 2
 
 
 def test_the_smoke_model_is_named_by_its_one_name() -> None:
