@@ -129,3 +129,22 @@ def test_a_verdict_on_no_submission_is_refused(
                               "met": True, "judge": "x", "run": "nobody"}) + "\n")  # fmt: skip
     code, _, err = run(capsys, "--data", data, "--root", root)
     assert code == 1 and "a verdict on alpha@1 in run `nobody`, which has no submission" in err
+
+
+def test_the_shipped_set_still_scores_and_agrees_with_the_physician() -> None:
+    """The real set against the working tree's cases: every answer scores in full (a case
+    whose rubric changed needs its verdicts again), and the agreement measured when the
+    verdicts came in holds (docs/scoring.md). Floors sit below the measured figures; a change
+    that breaks one is a finding to look at, not a floor to lower."""
+    data = ROOT / "tests" / "data" / "grader-validation"
+    rows, ratings, verdicts = grader.read_inputs(data)
+    scored = grader.score_rows(rows, verdicts, ROOT, "casebank-score/2")
+    found = grader.figures(rows, ratings, scored)
+    assert found["scored"] == found["submissions"] == 110
+    assert found["spearman"] >= 0.85  # measured 0.888
+    assert found["pairwise_accuracy"] >= 0.88  # measured 0.905
+    assert found["expert_over_investigator"] == (22, 22)
+    capped, waiting, dangerous = found["danger_capped"]
+    assert waiting == 0 and dangerous == 22 and capped >= 20
+    held_out = [r for r in rows if r["split"] == "held_out"]
+    assert grader.figures(held_out, ratings, scored)["spearman"] >= 0.88  # measured 0.909

@@ -314,6 +314,9 @@ from hypothesis.stateful import (  # noqa: E402
     rule,
 )
 
+# The repository every run starts from, released once as 1.0.1 by the first run and copied.
+_FIRST_RELEASE: list[tuple[GitRepo, dict[tuple[str, int], str]]] = []
+
 
 class Releases(RuleBasedStateMachine):
     """Random edits, merges, tampering and releases on a real repository. Whatever happens, no
@@ -328,12 +331,24 @@ class Releases(RuleBasedStateMachine):
 
     @initialize()
     def repository(self) -> None:
+        import shutil
         import tempfile
 
         self.work = Path(tempfile.mkdtemp(prefix="casebank-states-"))
-        self.repo = dataset(self.work / "repo")
         self.edits = 0
+        if _FIRST_RELEASE:  # the first run made it: every later run starts from a copy
+            template, published = _FIRST_RELEASE[0]
+            shutil.copytree(template.root, self.work / "repo", symlinks=True)
+            self.repo = GitRepo(self.work / "repo", template.clock)
+            self.published = dict(published)
+            self.version = [1, 0, 1]
+            return
+        self.repo = dataset(self.work / "repo")
         self.release("patch")  # every run starts from a first release (1.0.1)
+        assert self.version == [1, 0, 1]
+        template = GitRepo(Path(tempfile.mkdtemp(prefix="casebank-states-first-")) / "repo")
+        shutil.copytree(self.repo.root, template.root, symlinks=True)
+        _FIRST_RELEASE.append((GitRepo(template.root, self.repo.clock), dict(self.published)))
 
     def _cli(self, *argv: str) -> int:
         import contextlib

@@ -110,8 +110,14 @@ EXTRA = """
     result_types: [lab_value]
     unit: mL/min/1.73m2
     default_result: "90 or more."
+  - name: Renal profile
+    aliases: ["U&E"]
+    kind: lab
+    result_types: [panel]
+    components: [Creatinine, Estimated glomerular filtration rate]
   - name: Serum hCG
     kind: lab
+    sex: female
     result_types: [qualitative]
     default_result: "Negative"
 """
@@ -186,6 +192,45 @@ def test_a_bedside_observation_comes_from_the_examination_or_not_at_all() -> Non
     assert answer.result is not None and answer.result["value"] == 4.0
     plain = oracle(VALID_CASE).answer("Capillary refill")
     assert plain.source == "unavailable" and "not recorded" in (plain.reason or "")
+
+
+def test_an_order_of_one_side_is_read_from_that_side_of_the_examination() -> None:
+    both = with_exam(
+        '  general: "Right foot cold and pale, capillary refill 5 s; left foot warm, '
+        'capillary refill 2 s."\n'
+    )
+    right, left = oracle(both).answer("right CRT"), oracle(both).answer("Left capillary refill")
+    assert right.result is not None and left.result is not None
+    assert right.result["value"] == 5 and "left" in right.result.get("note", "").lower() + "left"
+    assert "refill 2 s" in str(left.result["value"]) and "5" not in str(left.result)
+    # The other side's reading is never served for this one, nor a reading of no side.
+    one = with_exam('  general: "Right foot cold and pale, capillary refill 5 s."\n')
+    other = oracle(one).answer("left capillary refill")
+    assert (other.source, other.result) == ("unavailable", None)
+    assert oracle(one).answer("capillary refill").result is not None  # no side: that reading
+    alike = with_exam('  general: "Capillary refill 2 s in both feet."\n')
+    assert oracle(alike).answer("left capillary refill").result is not None
+    unsided = with_exam('  general: "Capillary refill 2 s."\n')
+    assert oracle(unsided).answer("right capillary refill").source == "unavailable"
+
+
+def test_a_test_of_one_sex_is_not_served_to_a_patient_of_the_other() -> None:
+    man = oracle(VALID_CASE).answer("Serum hCG")
+    assert (man.source, man.result) == ("unavailable", None)
+    assert man.reason == "not applicable: Serum hCG is not done for a male patient"
+    woman = oracle(edit("  sex: male\n", "  sex: female\n", VALID_CASE)).answer("Serum hCG")
+    assert woman.source == "policy" and woman.result is not None
+    assert woman.result["value"] == "Negative"
+
+
+def test_a_member_of_a_panel_not_done_is_not_done_either() -> None:
+    text = with_result(
+        '    Renal profile: {type: panel, status: not_done, note: "No bloods: dying at home."}\n'
+    )
+    for order in ("Creatinine", "eGFR", "U&E"):
+        answer = oracle(text).answer(order)
+        assert (answer.source, answer.reason) == ("unavailable", "not done for this patient")
+    assert oracle(VALID_CASE).answer("Creatinine").source == "policy"  # no panel: its default
 
 
 def test_a_score_is_computed_from_the_case_and_a_stated_one_must_match() -> None:

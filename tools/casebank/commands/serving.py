@@ -23,7 +23,7 @@ from casebank.format.catalog import (
 )
 from casebank.format.identifiers import require_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
-from casebank.format.loader import load_document
+from casebank.format.loader import load_data
 
 if TYPE_CHECKING:
     from casebank.release.released import LoadedRelease
@@ -36,17 +36,6 @@ class Served:
     version: int | None = None
     content_hash: str | None = None
     release: str | None = None
-
-
-def _load(file: str, raw: bytes) -> dict[str, Any]:
-    loaded = load_document(file, raw)
-    if loaded.document is None:
-        issue = loaded.issues[0]
-        raise CasebankError(
-            f"{file}:{issue.line}:{issue.column}: {issue.message}",
-            f"run `casebank validate {file}`",
-        )
-    return loaded.document.data
 
 
 def add_source_options(parser: argparse.ArgumentParser) -> None:
@@ -127,7 +116,7 @@ def _working_tree(root: Path, case_id: str) -> Served:
     for suffix in CASE_SUFFIXES:
         path = root / CASES_DIR / f"{case_id}{suffix}"
         if path.is_file():
-            data = _load(f"{CASES_DIR}/{path.name}", path.read_bytes())
+            data = load_data(f"{CASES_DIR}/{path.name}", path.read_bytes())
             catalog = load_catalog((root / CATALOG_FILE).read_bytes(), CATALOG_FILE)
             return Served(data, catalog)
     known = [p.stem for p in (root / CASES_DIR).glob("*") if p.name.endswith(CASE_SUFFIXES)]
@@ -158,7 +147,7 @@ def _released(root: Path, case_id: str, release: str) -> Served:
             "`casebank history CASE_ID` lists the releases that contain it",
         )
     blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))
-    data = canonical_data(_load(entry.path, blobs[entry.blob]))
-    catalog_data = _load(CATALOG_FILE, blobs[manifest.catalog_blob])
+    data = canonical_data(load_data(entry.path, blobs[entry.blob]))
+    catalog_data = load_data(CATALOG_FILE, blobs[manifest.catalog_blob])
     catalog = build_catalog(canonical_data(catalog_data))
     return Served(data, catalog, entry.version, entry.sha256, release)

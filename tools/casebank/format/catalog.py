@@ -58,6 +58,7 @@ class CatalogTest:
     specimen: str | None = None
     modality: str | None = None
     site: str | None = None
+    sex: str | None = None  # the one sex it is done for (female, male), if only one
     family: str | None = None
     unit: str | None = None
     units: tuple[str, ...] = ()
@@ -292,6 +293,7 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
                 specimen=_optional_str(entry.get("specimen")),
                 modality=_optional_str(entry.get("modality")),
                 site=_optional_str(entry.get("site")),
+                sex=_optional_str(entry.get("sex")),
                 family=_optional_str(entry.get("family")),
                 unit=_optional_str(entry.get("unit")),
                 units=_strings(entry.get("units")),
@@ -319,17 +321,9 @@ def build_catalog(data: dict[str, Any]) -> Catalog:
 def load_catalog(raw: bytes, file: str = "catalog.yaml") -> Catalog:
     """The catalog in ``raw`` as a lookup, unchecked (the catalog rules check it); a file that
     does not load raises CasebankError naming its place and how to see why."""
-    from casebank.errors import CasebankError
-    from casebank.format.loader import load_document
+    from casebank.format.loader import load_data
 
-    loaded = load_document(file, raw)
-    if loaded.document is None:
-        issue = loaded.issues[0]
-        raise CasebankError(
-            f"{file}:{issue.line}:{issue.column}: {issue.message}",
-            f"run `casebank validate {file}`",
-        )
-    return build_catalog(loaded.document.data)
+    return build_catalog(load_data(file, raw))
 
 
 def catalog_if_it_loads(raw: bytes, file: str = "catalog.yaml") -> Catalog | None:

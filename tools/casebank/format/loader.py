@@ -137,6 +137,21 @@ def require_parser() -> None:
         )
 
 
+def load_data(file: str, raw: bytes) -> Any:
+    """The data of a file that must load (a catalog or case a command serves): a file that
+    does not raises CasebankError naming its first problem's place and how to see them all."""
+    from casebank.errors import CasebankError
+
+    loaded = load_document(file, raw)
+    if loaded.document is None:
+        issue = loaded.issues[0]
+        raise CasebankError(
+            f"{file}:{issue.line}:{issue.column}: {issue.message}",
+            f"run `casebank validate {file}`",
+        )
+    return loaded.document.data
+
+
 def load_document(file: str, raw: bytes) -> LoadResult:
     """Load one case or catalog file. ``file`` is the repository-relative path used in reports."""
     require_parser()
@@ -598,7 +613,7 @@ class _Builder:
         if kind == "null":
             return None
         if kind == "bool":
-            return text.lower() in ("yes", "true", "on")
+            return bool(_construct("bool", text))
         if AMBIGUOUS_NUMBER.match(text) or "_" in text:
             return self._ambiguous(kind, text, mark, path)
         if kind == "int":
@@ -648,7 +663,7 @@ class _Builder:
         if kind == "null":
             return None
         if kind == "bool":
-            return text.lower() in ("yes", "true", "on")
+            return bool(_construct("bool", text))
         if kind == "int":
             return self._exact(text, mark, path)
         return self._finite(_float(text), text, mark, path)
@@ -683,6 +698,7 @@ class _Builder:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 # The first characters PyYAML's resolver dispatches on: a plain scalar starting otherwise is
 # text (a number-like text starts with a digit, a sign or a point, all in this set too).
 _RESOLVED_FIRST = frozenset(c for c in _RESOLVER.yaml_implicit_resolvers if c)
@@ -738,38 +754,19 @@ def _resolve(text: str) -> str:
     return tag.removeprefix(_SAFE_TAG_PREFIX)
 
 
+def _construct(kind: str, text: str) -> Any:
+    """The value PyYAML's safe constructor makes of a plain scalar it resolved as ``kind``
+    (int, float or bool): YAML 1.1's bases, base 60, underscores, infinities and NaN."""
+    node = yaml.ScalarNode(_SAFE_TAG_PREFIX + kind, text)
+    return getattr(_CONSTRUCTOR, f"construct_yaml_{kind}")(node)
+
+
 def _yaml11_int(text: str) -> int:
-    digits = text.replace("_", "")
-    sign = -1 if digits.startswith("-") else 1
-    digits = digits.lstrip("+-")
-    if digits.startswith("0b"):
-        return sign * int(digits[2:], 2)
-    if digits.startswith("0x"):
-        return sign * int(digits[2:], 16)
-    if ":" in digits:
-        value = 0
-        for part in digits.split(":"):
-            value = value * 60 + int(part)
-        return sign * value
-    if digits.startswith("0") and len(digits) > 1:
-        return sign * int(digits, 8)
-    return sign * int(digits)
+    return int(_construct("int", text))
 
 
 def _float(text: str) -> float:
-    digits = text.replace("_", "").lower()
-    sign = -1.0 if digits.startswith("-") else 1.0
-    digits = digits.lstrip("+-")
-    if digits == ".inf":
-        return sign * math.inf
-    if digits == ".nan":
-        return math.nan
-    if ":" in digits:
-        value = 0.0
-        for part in digits.split(":"):
-            value = value * 60 + float(part)
-        return sign * value
-    return sign * float(digits)
+    return float(_construct("float", text))
 
 
 def _syntax_hint(what: str) -> str:

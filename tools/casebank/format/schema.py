@@ -824,6 +824,12 @@ CATALOG_TEST: Schema = {
         meta={"vocabulary": "modalities"},
     ),
     "site": text("Body site, for imaging, procedures and bedside tests.", "abdomen"),
+    "sex": choice(
+        "The one sex the test is done for (a vaginal swab, a semen analysis): for a patient "
+        "of the other sex the results oracle serves no result, and says why.",
+        ["female", "male"],
+        "female",
+    ),
     "family": text(
         "A group of tests that report the same thing, so that a result of one bears on the "
         "others (e.g. cardiac_rhythm for ECG, telemetry and Holter).",

@@ -16,8 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from git import Repo
 from git.cmd import Git
-from git.exc import GitCommandError, GitCommandNotFound
+from git.exc import (
+    GitCommandError,
+    GitCommandNotFound,
+    InvalidGitRepositoryError,
+    NoSuchPathError,
+)
 
 from casebank.errors import CasebankError
 
@@ -27,7 +33,10 @@ FULL_HISTORY_HINT = (
 )
 REGULAR_MODES = ("100644", "100755")  # a file's modes in a tree; links and submodules differ
 _CHUNK = 1 << 16
-# Fixed options so a user's configuration cannot change what we parse.
+# Fixed options so a user's configuration cannot change what we parse. Trailers are read in
+# the same `git log`, not with GitPython's Commit.trailers_list: that starts one `git
+# interpret-trailers` per commit (measured on this repository's 164 commits: 1.07 s against
+# 0.011 s for one log, about 100 times slower).
 _LOG_FORMAT = (
     "%x1e%H%x00%P%x00%an%x00%ae%x00%ct%x00"
     "%(trailers:key=Co-authored-by,valueonly=true,separator=%x1f)%x00"
@@ -108,22 +117,33 @@ def run(root: Path, args: Sequence[str], *, stdin: bytes | None = None) -> bytes
     return out  # type: ignore[no-any-return]
 
 
+def _repository(root: Path) -> Repo | None:
+    """The git repository ``root`` is in (GitPython's discovery: no git process), or None."""
+    try:
+        return Repo(root, search_parent_directories=True)
+    except (InvalidGitRepositoryError, NoSuchPathError):
+        return None
+
+
+def _is_shallow(repo: Repo) -> bool:
+    return (Path(repo.common_dir) / "shallow").is_file()
+
+
 def check_repository(root: Path) -> None:
     """Refuse to work outside a git repository, below its top level, or in a shallow clone."""
-    try:
-        out = run(root, ["rev-parse", "--show-toplevel", "--is-shallow-repository"])
-    except CasebankError:
+    repo = _repository(root)
+    if repo is None or repo.working_tree_dir is None:
         raise CasebankError(
             f"{root} is not inside a git repository",
             "releases are made from the dataset's git history: clone it with `git clone`",
-        ) from None
-    toplevel, shallow = out.decode("utf-8").splitlines()[:2]
-    if Path(toplevel).resolve() != root.resolve():
+        )
+    toplevel = Path(repo.working_tree_dir)
+    if toplevel.resolve() != root.resolve():
         raise CasebankError(
             f"the casebank root {root} is not the top level of its git repository ({toplevel})",
             "keep catalog.yaml, cases/ and releases/ at the top of the repository",
         )
-    if shallow.strip() == "true":
+    if _is_shallow(repo):
         raise _shallow()
 
 
@@ -136,7 +156,8 @@ def _shallow() -> CasebankError:
 
 def refuse_shallow(root: Path) -> None:
     """Refuse a shallow clone (and nothing else): its releases' older objects are missing."""
-    if run(root, ["rev-parse", "--is-shallow-repository"]).decode().strip() == "true":
+    repo = _repository(root)
+    if repo is not None and _is_shallow(repo):
         raise _shallow()
 
 
@@ -151,9 +172,13 @@ def resolve_commit(root: Path, rev: str) -> str | None:
 
 def git_dir(root: Path) -> Path:
     """The repository's git folder (shared by its worktrees), where release state is kept."""
-    out = run(root, ["rev-parse", "--git-common-dir"]).decode("utf-8").strip()
-    path = Path(out)
-    return path if path.is_absolute() else (root / path).resolve()
+    repo = _repository(root)
+    if repo is None:
+        raise CasebankError(
+            f"{root} is not inside a git repository",
+            "releases are made from the dataset's git history: clone it with `git clone`",
+        )
+    return Path(repo.common_dir).resolve()
 
 
 def commit_message(root: Path, commit: str) -> str:
@@ -336,7 +361,6 @@ def read_blobs(root: Path, oids: Iterable[str]) -> Iterator[tuple[str, bytes]]:
     """The contents of many blobs (by object id, or as ``REV:PATH``), in request order, from
     GitPython's object database: one ``git cat-file --batch`` process for the lot (measured as
     fast as reading that process's output by hand: 966 blobs in 0.23 s either way)."""
-    from git import Repo
     from git.exc import BadName
 
     try:

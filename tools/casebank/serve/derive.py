@@ -133,6 +133,28 @@ _MEASURES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 # A clause of examination text: up to a semicolon, or a full stop that ends a sentence (not
 # the point of a decimal: "37.6 °C").
 _CLAUSE = re.compile(r"(?:[^.;]|(?<=\d)\.(?=\d))+")
+_LEFT = re.compile(r"\b(?:left|lt)\b", re.IGNORECASE)
+_RIGHT = re.compile(r"\b(?:right|rt)\b", re.IGNORECASE)
+_BOTH = re.compile(r"\b(?:both|bilateral(?:ly)?|each|equal(?:ly)?|symmetric(?:al|ally)?)\b", re.I)
+
+
+def on_side(text: str, side: str | None) -> bool:
+    """Whether ``text`` reads ``side``: any text for an order of no side; for "left" or
+    "right", a text naming that side, or both sides alike ("both feet", "pupils equal"); for
+    both sides, a text naming both or neither."""
+    if side is None:
+        return True
+    left, right, both = (
+        bool(_LEFT.search(text)),
+        bool(_RIGHT.search(text)),
+        bool(_BOTH.search(text)),
+    )
+    if side == "bilateral":
+        return both or left == right
+    named, other = (left, right) if side == "left" else (right, left)
+    return named or (both and not other)
+
+
 _AIR = re.compile(r"\b(?:room air|on air|in air|breathing air|air)\b", re.IGNORECASE)
 _OXYGEN = re.compile(
     r"\b(?:oxygen|o2|l/min|litres|liters|fio2|nasal cannulae?|mask|venturi|cpap|niv|"
@@ -274,17 +296,19 @@ class Facts:
         value = found.number if found is not None else None
         return None if value is None or found is None else (value, found)
 
-    def finding(self, test: CatalogTest) -> Reading | None:
+    def finding(self, test: CatalogTest, side: str | None = None) -> Reading | None:
         """The examination's reading of ``test``: a finding named like it, or failing that a
-        clause of the examination text that names it or one of its aliases."""
+        clause of the examination text that names it or one of its aliases. For an order of
+        one side ("left ABPI"), only a reading of that side or of both (``on_side``): never
+        the other side's, nor one that says no side."""
         found = self.findings.get(test.name)
-        if found is not None:
+        if found is not None and on_side(f"{found.origin} {found.value} {found.note}", side):
             return found
         names = [n for n in (test.name, *test.aliases) if len(n) >= 4 or n.isupper()]
         patterns = [re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE) for n in names]
         for origin, text in self.texts:
             for clause in _CLAUSE.findall(text):
-                if any(p.search(clause) for p in patterns):
+                if any(p.search(clause) for p in patterns) and on_side(clause, side):
                     return Reading(clause.strip(), None, origin)
         return None
 

@@ -36,7 +36,7 @@ from casebank.format.names import (
     suggest_sided,
 )
 from casebank.format.results import judgement
-from casebank.serve.derive import Derived, Facts, Missing, derive, flagged
+from casebank.serve.derive import Derived, Facts, Missing, derive, flagged, on_side
 from casebank.serve.views import served
 
 LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
@@ -220,14 +220,14 @@ class Oracle:
         if key is not None and _same_side(self.results[key], side):
             return self._from_entry(request, test, self.results[key], LISTED, None)
         if test.kind in CASE_DETERMINED:  # what the doctor finds at the bedside comes first
-            found = self._from_exam(request, test)
+            found = self._from_exam(request, test, side)
             if found is not None:
                 return found
         derived = self._derived(request, test)
         if derived is not None:
             return derived
         if test.kind not in CASE_DETERMINED:
-            found = self._from_exam(request, test)
+            found = self._from_exam(request, test, side)
             if found is not None:
                 return found
         return self._unlisted(request, test)
@@ -276,11 +276,16 @@ class Oracle:
             return f"investigations.results.{panel}.{member}", self._member(panel, member, timed)
         return None
 
-    def _from_exam(self, request: str, test: CatalogTest) -> Answer | None:
-        """The examination's reading of ``test``, or for a panel (vital signs) its members'."""
-        reading = self.facts.finding(test) if test.kind in CASE_DETERMINED else None
+    def _from_exam(self, request: str, test: CatalogTest, side: str | None = None) -> Answer | None:
+        """The examination's reading of ``test`` (of the side the order names, if it names
+        one), or for a panel (vital signs) its members'."""
+        reading = self.facts.finding(test, side) if test.kind in CASE_DETERMINED else None
         if reading is None:
             reading = self.facts.findings.get(test.name)
+            if reading is not None and not on_side(
+                f"{reading.origin} {reading.value} {reading.note}", side
+            ):
+                reading = None
         if reading is not None:
             reading = flagged(self.facts, test.name, reading)
             return Answer(request, test.name, DERIVED, reading.origin, reading.result())
@@ -333,8 +338,24 @@ class Oracle:
             )
         if source_key is not None:
             return self._from_entry(request, test, self.results[source_key], DERIVED, source_key)
+        held = self._held_in_panel(test)
+        if held is not None:  # a member of a panel the case says was not done, or is pending
+            return self._from_entry(request, test, self.results[held], DERIVED, held)
         if test.is_panel:
             return self._assembled(request, test)
+        return None
+
+    def _held_in_panel(self, test: CatalogTest) -> str | None:
+        """The results key of a listed panel holding ``test`` that served nothing (not done,
+        unavailable or pending): its member has no result either, never a default."""
+        for name, key in self.listed.items():
+            entry = self.results.get(key)
+            if not isinstance(entry, dict) or entry.get("status", "final") == "final":
+                continue
+            panel = self.catalog.resolve(name)
+            members = self.catalog.components_of(panel) if panel and panel.is_panel else []
+            if any(m.name == test.name for m in members):
+                return key
         return None
 
     def _member(self, key: str, member: str, timed: bool) -> Mapping[str, Any]:
@@ -392,8 +413,9 @@ class Oracle:
             return Answer(
                 request, test.name, UNAVAILABLE, None, None, reason=_undetermined(missing)
             )
-        if test.family == "hcg" and self._sex() == "male":
-            reason = "not applicable: a pregnancy test is not done for a male patient"
+        sex = self._sex()
+        if test.sex is not None and sex in ("female", "male") and sex != test.sex:
+            reason = f"not applicable: {test.name} is not done for a {sex} patient"
             return Answer(request, test.name, UNAVAILABLE, None, None, reason=reason)
         policy = self.policy
         if policy not in ("normal_unless_listed", "generate_consistent"):
