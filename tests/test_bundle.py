@@ -390,14 +390,12 @@ def test_the_published_tarball_serves_once_unpacked(
 ) -> None:
     """What a harness author downloads from the GitHub release (nox -s bundle's tarball),
     unpacked anywhere, serves and scores as the git release does."""
-    import importlib.util
     import tarfile
 
+    from conftest import load_noxfile
+
     pytest.importorskip("nox", reason="nox is not installed (the noxfile builds the tarball)")
-    spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
-    assert spec is not None and spec.loader is not None
-    noxfile = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(noxfile)
+    noxfile = load_noxfile()
     dist = tmp_path / "dist"
     export(capsys, released, dist / "casebank-1.0.0")
     noxfile._release_assets("1.0.0", str(dist / "casebank-1.0.0"))

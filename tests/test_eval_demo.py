@@ -6,7 +6,6 @@ key, then checks the logs; a failing eval fails the session."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -27,6 +26,7 @@ from casebank.cli import main
 from casebank.harness import evaluate as evaluator
 from casebank.harness import smoke
 from casebank.harness.osce import EPISODE
+from conftest import load_noxfile
 from gitrepo import GitRepo
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -34,10 +34,7 @@ pytestmark = pytest.mark.usefixtures("isolated_git")
 ROOT = Path(__file__).parents[1]
 TOOLS = ROOT / "tools"
 pytest.importorskip("nox", reason="nox is not installed: `python3 -m pip install nox`")
-_spec = importlib.util.spec_from_file_location("noxfile_under_test", ROOT / "noxfile.py")
-assert _spec is not None and _spec.loader is not None
-NOXFILE = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(NOXFILE)
+NOXFILE = load_noxfile()
 OFFLINE = """\
 import socket
 
