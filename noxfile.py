@@ -12,6 +12,7 @@ import os
 import pathlib
 import re
 import subprocess
+import tempfile
 
 import nox
 
@@ -132,9 +133,49 @@ def verify(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def eval(session: nox.Session) -> None:
-    """The inspect_ai OSCE (docs/harness.md): `-- --model M -T release=X.Y.Z -T root=.`."""
+    """The inspect_ai OSCE (docs/harness.md). With no arguments, the offline demo: the scripted
+    model casebank/smoke over a bundle of the newest release (cut in a throw-away clone when
+    there is none), no network or API key. Arguments pass to `inspect eval casebank/osce`
+    (`-- --model M -T release=X.Y.Z`). The session fails when the eval or any sample does."""
     session.install(".[inspect]")
-    session.run("inspect", "eval", "casebank/osce", *session.posargs)
+    args = list(session.posargs)
+    with tempfile.TemporaryDirectory(prefix="casebank-eval-") as scratch:
+        if not args:
+            session.run("python", "-m", "casebank.harness.evaluate", "demo", scratch)
+            args = [*EVAL_DEMO, "-T", f"bundle={pathlib.Path(scratch, 'bundle')}"]
+        log_dir = pathlib.Path(
+            _option(args, "--log-dir") or os.environ.get("INSPECT_LOG_DIR") or "logs"
+        )
+        before = _eval_logs(log_dir)
+        session.run("inspect", "eval", "casebank/osce", *args)
+        written = sorted(_eval_logs(log_dir) - before)
+    if not written:  # inspect exits 0 when the task refuses to start
+        session.error(
+            f"the eval failed: inspect wrote no log in {log_dir}; the task did not start, "
+            "for the reason printed above"
+        )
+    # inspect exits 0 when the eval errors, or a sample does: the logs say.
+    session.run("python", "-m", "casebank.harness.evaluate", "check", *map(str, written))
+
+
+EVAL_DEMO = ("--model", "casebank/smoke", "--model-role", "judge=casebank/smoke")
+
+
+def _option(args: list[str], name: str) -> str | None:
+    """The value of option ``name`` in ``args`` (``--name VALUE`` or ``--name=VALUE``)."""
+    for index, arg in enumerate(args):
+        if arg == name and index + 1 < len(args):
+            return args[index + 1]
+        if arg.startswith(f"{name}="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _eval_logs(folder: pathlib.Path) -> set[pathlib.Path]:
+    """The osce logs in ``folder`` (inspect names them TIME_osce_ID.eval, or .json)."""
+    if not folder.is_dir():
+        return set()
+    return {p for p in folder.iterdir() if "_osce_" in p.name and p.suffix in (".eval", ".json")}
 
 
 @nox.session(default=False)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import settings
@@ -55,6 +58,18 @@ def edit(old: str, new: str, text: str = VALID_CASE) -> str:
     """Replace one exact, unique piece of the valid case."""
     assert text.count(old) == 1, f"{old!r} occurs {text.count(old)} times"
     return text.replace(old, new)
+
+
+@functools.cache
+def load_noxfile() -> ModuleType:
+    """The project's noxfile as a module, loaded once per process (nox registers its sessions
+    globally and warns when they are registered again). Needs nox."""
+    path = Path(__file__).parents[1] / "noxfile.py"
+    spec = importlib.util.spec_from_file_location("noxfile_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

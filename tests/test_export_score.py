@@ -48,6 +48,7 @@ def test_two_exports_are_byte_identical(
         "README.md",
         "SHA256SUMS",
         "cases.jsonl",
+        "catalog.json",
         "manifest.json",
     ]
     for name in files:

@@ -243,7 +243,7 @@ def test_the_patient_prompt_holds_the_patient_view_and_nothing_of_the_examiner(
     [[system, question]] = script.seen["patient"]
     prompt = system.text
     assert system.role == "system" and question.text == "When did it start?"
-    data = load_release(released.root, "1.0.0").current[1].data
+    data = load_release(released.root, "1.0.0", canonical=True).current[1].data
     assert prompt == grounding.patient_prompt(data)
     assert "Central pressure for 45 minutes" in prompt and "Chest pain" in prompt
     assert f"- {UNKNOWN} (nobody told him)" in prompt
@@ -289,7 +289,7 @@ def test_tool_results_are_the_oracles_answers(released: GitRepo, tmp_path: Path)
     s = sample(log, "alpha@1")
     tools = [m.text for m in s.messages if m.role == "tool"]
     results = [json.loads(t) for t in tools[:-1]]
-    loaded = load_release(released.root, "1.0.0")
+    loaded = load_release(released.root, "1.0.0", canonical=True)
     oracle = Oracle(loaded.current[0].data, build_catalog(loaded.catalog_data))
     assert results[: len(requests)] == [oracle.answer(r).to_dict() for r in requests]
     assert results[len(requests)] == oracle.examine("cardiovascular").to_dict()
@@ -601,3 +601,68 @@ def test_a_negative_budget_is_refused(released: GitRepo) -> None:
     with pytest.raises(Exception) as raised:
         osce(release="1.0.0", root=str(released.root), budget=-5)
     assert "budget must be a number of USD" in getattr(raised.value, "message", "")
+
+
+# --- from an export bundle ------------------------------------------------------------------
+
+
+def _bundle(repo: GitRepo, out: Path) -> Path:
+    assert main(["export", "--release", "1.0.0", "--out", str(out), "--root", str(repo.root)]) == 0
+    return out
+
+
+def test_a_run_from_the_bundle_is_the_run_from_the_git_release(
+    released: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Everything the doctor is told, every answer and every score, sample by sample; the
+    bundle is read with no repository in sight."""
+    steps = [("ask_patient", {"question": "When did it start?"}), ("examine", {"part": "full"})]
+    steps += [*orders(*MUST, "Elective stress test"), answer()]
+    roles = {"judge": Script([]).model()}
+    from_git = run(released, tmp_path / "git", Script(steps), roles)
+    bundle = _bundle(released, tmp_path / "bundle")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    task = osce(bundle=str(bundle))
+    [from_bundle] = inspect_eval(
+        task,
+        model=Script(steps).model(),
+        model_roles=roles,
+        log_dir=str(tmp_path / "bundle-logs"),
+        display="none",
+        max_samples=1,
+    )
+    assert from_bundle.status == "success", from_bundle.error
+    assert from_bundle.eval.metadata == from_git.eval.metadata
+    assert from_bundle.eval.dataset.name == "casebank-1.0.0"
+    for one, two in zip(from_git.samples or [], from_bundle.samples or [], strict=True):
+        assert (one.id, one.metadata) == (two.id, two.metadata)
+        assert isinstance(one.input, list) and isinstance(two.input, list)
+        assert [(m.role, m.text) for m in one.input] == [(m.role, m.text) for m in two.input]
+        assert one.store[EPISODE] == two.store[EPISODE]
+        assert json.dumps(value(one)) == json.dumps(value(two))  # NaN (pending) included
+        assert json.dumps(metadata(one)) == json.dumps(metadata(two))
+    assert json.dumps(metrics(from_git)) == json.dumps(metrics(from_bundle))
+    assert metrics(from_bundle)["scored"] == 3
+
+
+def test_a_tampered_bundle_is_refused_before_the_run(released: GitRepo, tmp_path: Path) -> None:
+    bundle = _bundle(released, tmp_path / "bundle")
+    path = bundle / "cases.jsonl"
+    path.write_text(path.read_text("utf-8").replace("Primary PCI", "Discharge home", 1), "utf-8")
+    with pytest.raises(Exception) as raised:
+        osce(bundle=str(bundle))
+    message = getattr(raised.value, "message", "")
+    assert message.startswith("casebank: ") and "do not match SHA256SUMS" in message
+    assert f"{path}: changed since the export" in message and "hint: " in message
+
+
+def test_release_or_bundle_one_of_them(released: GitRepo, tmp_path: Path) -> None:
+    bundle = _bundle(released, tmp_path / "bundle")
+    for given in ({}, {"release": "1.0.0", "bundle": str(bundle)}):
+        with pytest.raises(Exception) as raised:
+            osce(root=str(released.root), **given)
+        assert "-T release=X.Y.Z (from git) or -T bundle=DIR" in getattr(
+            raised.value, "message", ""
+        )

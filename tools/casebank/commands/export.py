@@ -11,9 +11,12 @@ from casebank.serve.export import FORMATS as BUNDLE_FORMATS
 from casebank.serve.export import bundle
 from casebank.workspace import check_output_folder, find_root, write_folder_atomically
 
-HELP = "Write a release as an export bundle: cases, manifest, dataset card, SHA256SUMS."
+HELP = "Write a release as an export bundle: cases, catalog, manifest, dataset card, SHA256SUMS."
 FORMATS = BUNDLE_FORMATS
-FORMAT_HELP = "format of the cases file (parquet needs `pip install 'casebank[export]'`)"
+FORMAT_HELP = (
+    "format of the cases file (parquet needs pyarrow: in the clone, "
+    '`python3 -m pip install -e ".[export]"`)'
+)
 
 
 def register(parser: argparse.ArgumentParser) -> None:

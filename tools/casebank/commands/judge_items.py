@@ -15,10 +15,9 @@ from pathlib import Path
 from casebank.errors import CasebankError
 from casebank.format.catalog import build_catalog
 from casebank.format.identifiers import require_case_id
-from casebank.release.released import ReleasedCase, load_release
+from casebank.release.released import ReleasedCase
 from casebank.serve import score
 from casebank.serve.judging import judge_record, render
-from casebank.workspace import find_root
 
 HELP = (
     "Print the rubric items (treatment, safety, process) a judge must decide, one JSON line each."
@@ -26,7 +25,9 @@ HELP = (
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--release", required=True, metavar="X.Y.Z", help="the release")
+    from casebank.commands.serving import add_release_options
+
+    add_release_options(parser, "whose items to list")
     parser.add_argument(
         "cases", nargs="*", type=require_case_id, metavar="CASE_ID", help="only these cases"
     )
@@ -56,12 +57,14 @@ def _submissions(path: Path) -> list[score.Submission] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load_release(find_root(args.root), args.release)
+    from casebank.commands.serving import release_from
+
+    loaded = release_from(args)
     chosen = {c.entry.case_id: c for c in loaded.current}
     unknown = [c for c in args.cases if c not in chosen]
     if unknown:
         raise CasebankError(
-            f"release {args.release} has no case {', '.join(unknown)}"
+            f"release {loaded.manifest.version} has no case {', '.join(unknown)}"
             + (" (or it is withdrawn)" if loaded.manifest.withdrawn else ""),
             "`casebank show CASE_ID` tells which releases hold a case",
         )

@@ -9,7 +9,6 @@ import sys
 from casebank.format import units
 from casebank.format.identifiers import require_case_id
 from casebank.serve.oracle import Answer, Oracle
-from casebank.workspace import find_root
 
 HELP = "Answer test orders for a case as a simulator must: from the case, or its policy."
 FORMATS = ("text", "json")
@@ -18,9 +17,9 @@ FORMATS = ("text", "json")
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("case", type=require_case_id, metavar="CASE_ID", help="the case id")
     parser.add_argument("tests", nargs="+", metavar="TEST", help="test names, as a doctor orders")
-    parser.add_argument(
-        "--release", metavar="X.Y.Z", help="the case as released in X.Y.Z (default: working tree)"
-    )
+    from casebank.commands.serving import add_source_options
+
+    add_source_options(parser)
     parser.add_argument(
         "--exam",
         action="store_true",
@@ -29,9 +28,9 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from casebank.commands.serving import load_served
+    from casebank.commands.serving import served_from
 
-    served = load_served(find_root(args.root), args.case, args.release)
+    served = served_from(args)
     oracle = Oracle(served.data, served.catalog)
     answers = [
         a for t in args.tests for a in ([oracle.examine(t)] if args.exam else oracle.answers(t))

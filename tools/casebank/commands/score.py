@@ -1,5 +1,8 @@
 """`casebank score --release X.Y.Z SUBMISSIONS.jsonl`: the reference scorer (docs/scoring.md).
 
+`--bundle DIR` in place of `--release` scores on an export bundle, with no repository: the
+same report, since both read the release's canonical content.
+
 `--method` picks the scoring method (method 1 stays reproducible), `--compare A B` adds the
 paired bootstrap difference of run B against run A."""
 
@@ -15,7 +18,7 @@ from typing import Any
 from casebank import __version__
 from casebank.errors import CasebankError
 from casebank.format.catalog import Catalog, build_catalog
-from casebank.release.released import LoadedRelease, load_release
+from casebank.release.released import LoadedRelease
 from casebank.serve import score
 
 HELP = "Score submissions against a release (diagnosis, diagnostics; judged treatment, safety)."
@@ -23,7 +26,9 @@ FORMATS = ("text", "json")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--release", required=True, metavar="X.Y.Z", help="the release to score on")
+    from casebank.commands.serving import add_release_options
+
+    add_release_options(parser, "to score on")
     parser.add_argument("submissions", type=Path, metavar="SUBMISSIONS.jsonl")
     parser.add_argument(
         "--judgements",
@@ -61,7 +66,7 @@ def keys_of(loaded: LoadedRelease, catalog: Catalog) -> dict[tuple[str, int], sc
 
 
 def run(args: argparse.Namespace) -> int:
-    from casebank.workspace import find_root
+    from casebank.commands.serving import release_from
 
     sub_raw = _read(args.submissions)
     judge_raw = _read(args.judgements) if args.judgements else b""
@@ -72,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     judgements, bad_verdicts = (
         score.read_judgements(judge_raw, files[1]) if args.judgements else ([], [])
     )
-    loaded = load_release(find_root(args.root), args.release)
+    loaded = release_from(args)
+    release = loaded.manifest.version
     catalog = build_catalog(loaded.catalog_data)
     keys = keys_of(loaded, catalog)
     versions: dict[str, list[int]] = {}
@@ -86,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         submitted = {(s.case_id, s.version) for s in submissions}
         judgements = [j for j in judgements if (j.case_id, j.version) in submitted]
     against = score.check_against(
-        submissions, judgements, keys, versions, withdrawn, args.release, files
+        submissions, judgements, keys, versions, withdrawn, release, files
     )
     if problems or bad_verdicts or against:
         return _refuse(_by_line([*problems, *bad_verdicts, *against], files))
@@ -94,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         _check_runs(args.compare, submissions)
     scored = score.score_all(submissions, judgements, keys, catalog, args.method)
     report: dict[str, Any] = {
-        "release": args.release,
+        "release": release,
         "scorer": {"name": "casebank", "version": __version__, "method": args.method},
         "cases": [c.to_data() for c in scored],
         "summary": score.summary(scored, len(keys)),

@@ -1,21 +1,32 @@
-"""Reading the case that `view` and `results` serve: from the working tree, or as released."""
+"""Reading the case that `view` and `results` serve: from the working tree, as released in git,
+or from an export bundle.
+
+A release is served as its canonical content (``canonical_data``: what the bundle's ``case`` and
+``catalog.json`` hold), so `--release X.Y.Z` from git and `--bundle DIR` give the same bytes;
+the working tree is served as its files are written."""
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casebank.errors import CasebankError, UsageError
+from casebank.format.canonical import canonical_data
 from casebank.format.catalog import (
     CASE_ID_CUTOFF,
     Catalog,
+    build_catalog,
     did_you_mean,
     load_catalog,
 )
 from casebank.format.identifiers import require_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_data
+
+if TYPE_CHECKING:
+    from casebank.release.released import LoadedRelease
 
 
 @dataclass(frozen=True)
@@ -25,6 +36,73 @@ class Served:
     version: int | None = None
     content_hash: str | None = None
     release: str | None = None
+
+
+def add_source_options(parser: argparse.ArgumentParser) -> None:
+    """`--release X.Y.Z` or `--bundle DIR`, at most one: where the served case comes from."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--release", metavar="X.Y.Z", help="the case as released in X.Y.Z (default: working tree)"
+    )
+    where.add_argument(
+        "--bundle",
+        type=Path,
+        metavar="DIR",
+        help="the case as an export bundle holds it, checked first (no repository needed)",
+    )
+
+
+def add_release_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--release X.Y.Z` or `--bundle DIR`, exactly one: the release ``what`` reads."""
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--release", metavar="X.Y.Z", help=f"the release {what}, read from git")
+    where.add_argument(
+        "--bundle",
+        type=Path,
+        metavar="DIR",
+        help=f"the release {what}, from its export bundle, checked first (no repository needed)",
+    )
+
+
+def release_from(args: argparse.Namespace) -> LoadedRelease:
+    """The release `--bundle` or `--release` names, as its canonical content (the same from a
+    bundle as from git)."""
+    if args.bundle is not None:
+        from casebank.serve.bundle import load_bundle
+
+        return load_bundle(args.bundle)
+    from casebank.release.released import load_release
+    from casebank.workspace import find_root
+
+    return load_release(find_root(args.root), args.release, canonical=True)
+
+
+def served_from(args: argparse.Namespace) -> Served:
+    """The case `args` names, from the bundle, the release, or the working tree."""
+    if args.bundle is not None:
+        return load_bundled(args.bundle, args.case)
+    from casebank.workspace import find_root
+
+    return load_served(find_root(args.root), args.case, args.release)
+
+
+def load_bundled(folder: Path, case_id: str) -> Served:
+    """``case_id`` from export bundle ``folder``, after the whole bundle is verified."""
+    from casebank.serve.bundle import load_bundle
+
+    require_case_id(case_id)
+    loaded = load_bundle(folder)
+    found = {c.entry.case_id: c for c in loaded.current}
+    case = found.get(case_id)
+    if case is None:
+        raise CasebankError(
+            f"case {case_id} is not in the bundle {folder} (release {loaded.manifest.version})"
+            + did_you_mean(case_id, found, CASE_ID_CUTOFF),
+            "the bundle's cases.jsonl lists its case ids",
+        )
+    entry = case.entry
+    catalog = build_catalog(loaded.catalog_data)
+    return Served(case.data, catalog, entry.version, entry.sha256, loaded.manifest.version)
 
 
 def load_served(root: Path, case_id: str, release: str | None) -> Served:
@@ -69,6 +147,7 @@ def _released(root: Path, case_id: str, release: str) -> Served:
             "`casebank history CASE_ID` lists the releases that contain it",
         )
     blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))
-    data = load_data(entry.path, blobs[entry.blob])
-    catalog = load_catalog(blobs[manifest.catalog_blob], CATALOG_FILE)
+    data = canonical_data(load_data(entry.path, blobs[entry.blob]))
+    catalog_data = load_data(CATALOG_FILE, blobs[manifest.catalog_blob])
+    catalog = build_catalog(canonical_data(catalog_data))
     return Served(data, catalog, entry.version, entry.sha256, release)

@@ -11,7 +11,6 @@ import yaml
 from casebank.format.identifiers import require_case_id
 from casebank.format.text import unsafe_on_terminal
 from casebank.serve.views import ROLES, view
-from casebank.workspace import find_root
 
 HELP = "Print one audience's part of a case: what the simulated patient may know, or the examiner."
 FORMATS = ("yaml", "json")
@@ -20,9 +19,9 @@ FORMATS = ("yaml", "json")
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("case", type=require_case_id, metavar="CASE_ID", help="the case id")
     parser.add_argument("--role", required=True, choices=ROLES, help="whose view")
-    parser.add_argument(
-        "--release", metavar="X.Y.Z", help="the case as released in X.Y.Z (default: working tree)"
-    )
+    from casebank.commands.serving import add_source_options
+
+    add_source_options(parser)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -39,9 +38,9 @@ _Dumper.add_representer(str, _text)
 
 
 def run(args: argparse.Namespace) -> int:
-    from casebank.commands.serving import load_served
+    from casebank.commands.serving import served_from
 
-    served = load_served(find_root(args.root), args.case, args.release)
+    served = served_from(args)
     shown = view(served.data, args.role)
     if args.format == "json":
         json.dump(shown, sys.stdout, ensure_ascii=False, indent=2)

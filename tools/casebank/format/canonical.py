@@ -57,6 +57,13 @@ def canonical_json(value: Any) -> bytes:
         return rfc8785.dumps(value)
 
 
+def canonical_data(value: Any) -> Any:
+    """``value`` as its canonical form reads back: mapping keys in canonical order, numbers as
+    JSON parsers read their canonical text (``2.0`` is ``2``). What a release serves, from git
+    or from an export bundle, so that the same content hash always serves the same bytes."""
+    return json.loads(canonical_json(value))
+
+
 def _json_ready(value: Any) -> Any:
     kind = type(value)
     if kind is str or kind is bool or value is None:

@@ -1,7 +1,9 @@
 """``casebank/osce``: the grounded OSCE as an inspect_ai task (docs/harness.md).
 
-One sample per case version of a pinned release, read from git and verified against its
-manifest before the run. The model under evaluation plays the doctor and has four tools:
+One sample per case version of a pinned release, read from git (``-T release=X.Y.Z``) or from
+its export bundle (``-T bundle=DIR``, no repository needed), and verified before the run; both
+give the release's canonical content, so the two runs are the same. The model under evaluation
+plays the doctor and has four tools:
 ``ask_patient`` (a second model plays the patient from the patient view alone),
 ``examine`` and ``order_test`` (answered only by the results oracle, as ``casebank results``
 answers) and ``final_answer``. The casebank scorer scores the submission (orders made during
@@ -38,7 +40,7 @@ from inspect_ai.tool import Tool, tool
 from inspect_ai.util import LimitExceededError
 
 from casebank import __version__
-from casebank.errors import CasebankError, UsageError
+from casebank.errors import CasebankError, SetupError, UsageError
 from casebank.format.catalog import Catalog, build_catalog
 from casebank.harness.grounding import (
     Fidelity,
@@ -51,8 +53,9 @@ from casebank.harness.grounding import (
     patient_prompt,
     submitted_tests,
 )
-from casebank.release.released import ReleasedCase, load_release
+from casebank.release.released import LoadedRelease, ReleasedCase, load_release
 from casebank.serve import score as scoring
+from casebank.serve.bundle import load_bundle
 from casebank.serve.judging import judge_view
 from casebank.serve.oracle import Oracle
 from casebank.serve.workup import least_cost
@@ -93,6 +96,7 @@ class Stations:
     its ``name`` alone, not with every case in it."""
 
     def __init__(self, release: str, stations: Mapping[str, Station]) -> None:
+        self.release = release
         self.by_id = dict(stations)
         self.name = f"casebank release {release}: {len(self.by_id)} case version(s)"
 
@@ -105,8 +109,9 @@ class Stations:
 
 @task
 def osce(
-    release: str,
+    release: str | None = None,
     root: str = ".",
+    bundle: str | None = None,
     patient_model: str | None = None,
     judge_model: str | None = None,
     max_turns: int = 30,
@@ -114,11 +119,14 @@ def osce(
     cases: str | None = None,
     budget: float | None = None,
 ) -> Task:
-    """The grounded OSCE over release ``release`` of the casebank repository at ``root``.
+    """The grounded OSCE over release ``release`` of the casebank repository at ``root``, or
+    over the release in export bundle ``bundle``.
 
     Args:
         release: The dataset release (X.Y.Z), read from git and verified.
         root: The repository (default: the current directory).
+        bundle: An export bundle (`casebank export`) to read the release from instead, with
+            no repository: its SHA256SUMS and every case are checked first.
         patient_model: The model that plays the patient (default: the ``patient`` model role,
             else the model under evaluation).
         judge_model: The model that decides rubric items (default: the ``judge`` model role;
@@ -134,7 +142,13 @@ def osce(
     if budget is not None and (isinstance(budget, bool) or float(budget) < 0):
         raise _refusal(f"budget must be a number of USD, 0 or more (not {budget!r})")
     budget = None if budget is None else float(budget)
-    stations = _stations(Path(root), str(release), cases)
+    if (release is None) == (bundle is None):
+        raise _refusal(
+            "give the release to run: -T release=X.Y.Z (from git) or -T bundle=DIR "
+            "(an export bundle), one of them"
+        )
+    stations = _stations(_loaded(Path(root), release, bundle), cases)
+    release = stations.release
     samples = [
         Sample(
             id=s.sample_id,
@@ -161,11 +175,17 @@ def osce(
     )
 
 
-def _stations(root: Path, release: str, cases: str | None) -> Stations:
+def _loaded(root: Path, release: str | None, bundle: str | None) -> LoadedRelease:
     try:
-        loaded = load_release(root.resolve(), release)
-    except (CasebankError, UsageError) as exc:
+        if bundle is not None:
+            return load_bundle(Path(bundle))
+        return load_release(root.resolve(), str(release), canonical=True)
+    except (CasebankError, UsageError, SetupError) as exc:
         raise _refusal(str(exc), getattr(exc, "hint", "")) from None
+
+
+def _stations(loaded: LoadedRelease, cases: str | None) -> Stations:
+    release = loaded.manifest.version
     catalog = build_catalog(loaded.catalog_data)
     chosen = list(loaded.current)
     if cases:

@@ -547,3 +547,8 @@ def check_mailmap(root: Path, mailmap_blob: str, contacts: Sequence[str]) -> dic
     if len(out) != len(contacts):
         raise CasebankError("git check-mailmap answered for fewer contacts than it was asked")
     return dict(zip(contacts, out, strict=True))
+
+
+def clone(root: Path, target: Path) -> None:
+    """A full clone of ``root`` at ``target`` (its own objects, no hard links), tags included."""
+    run(root, ["clone", "-q", "--no-hardlinks", "--", str(root), str(target)])

@@ -5,6 +5,10 @@ the release's tag (``vX.Y.Z:releases/X.Y.Z.json``) and must be byte-identical to
 each case is read by the blob id its manifest names, and its content hash (attachments
 included) recomputed and compared. Nothing comes from the working tree.
 
+``canonical=True`` gives each case and the catalog as their canonical content (the RFC 8785
+form parsed back: mapping keys in canonical order, ``11.0`` read as ``11``), exactly what an
+export bundle holds, so what is served or scored from git and from a bundle is the same bytes.
+
 Three git commands whatever the release's size: resolve the objects, list the attachment
 folders of the source commit, and one batch read of every blob.
 """
@@ -17,7 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from casebank.errors import CasebankError, UsageError
-from casebank.format.canonical import CaseDigest, content_hash, digest_data, sha256_hex
+from casebank.format.canonical import (
+    CaseDigest,
+    canonical_data,
+    content_hash,
+    digest_data,
+    sha256_hex,
+)
 from casebank.format.layout import CASES_DIR, POLICY_FILE, case_part
 from casebank.format.loader import load_document
 from casebank.format.policy import Policy, load_policy
@@ -77,8 +87,11 @@ class LoadedRelease:
         return tuple(c for c in self.cases if self.manifest.withdrawal(*c.key) is None)
 
 
-def load_release(root: Path, version: str) -> LoadedRelease:
-    """Release ``version`` from git, verified; raises CasebankError naming what does not match."""
+def load_release(root: Path, version: str, *, canonical: bool = False) -> LoadedRelease:
+    """Release ``version`` from git, verified; raises CasebankError naming what does not match.
+
+    With ``canonical``, the cases' data and the catalog are their canonical content, as an
+    export bundle holds them (``casebank.serve.bundle``); without, as the files are written."""
     if parse_version(version) is None:
         raise UsageError(f"--release {version!r}: expected X.Y.Z")
     git.check_repository(root)
@@ -127,11 +140,15 @@ def load_release(root: Path, version: str) -> LoadedRelease:
         cases.append(ReleasedCase(entry, data, files))
     later = _later_withdrawals(root, head, manifest)
     policy = load_policy(contents[policy_blob[0]] if policy_blob else None)
+    catalog_data = catalog.data
+    if canonical:
+        cases = [ReleasedCase(c.entry, canonical_data(c.data), c.attachments) for c in cases]
+        catalog_data = canonical_data(catalog_data)
     return LoadedRelease(
         manifest,
         manifest_raw,
         catalog_raw,
-        catalog.data,
+        catalog_data,
         tuple(sorted(cases, key=lambda c: c.entry.case_id)),
         policy,
         later,

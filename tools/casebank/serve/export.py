@@ -6,6 +6,9 @@ A bundle is a folder:
   withdraw, sorted by ``case_id``. ``patient`` and ``case`` are JSON *texts* (see below);
 - ``attachments/<case_id>/<path>``: the attachments of those versions, byte for byte;
 - ``manifest.json``: a byte copy of the release manifest;
+- ``catalog.json``: the release's test catalog in canonical form (RFC 8785), whose SHA-256 is
+  the manifest's ``catalog.sha256``, so the results oracle and the scorer serve from the bundle
+  alone (``casebank.serve.bundle``);
 - ``README.md``: a dataset card in the Hugging Face convention (YAML front matter, then a
   description generated from the release);
 - ``SHA256SUMS``: the SHA-256 of every other file, in ``sha256sum`` format.
@@ -28,13 +31,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from casebank import markdown
-from casebank.errors import SetupError
+from casebank.errors import CasebankError, SetupError
 from casebank.format.canonical import canonical_json
 from casebank.release.manifest import Manifest
 from casebank.release.released import LoadedRelease, ReleasedCase
 from casebank.serve.views import view
 
 FORMATS = ("jsonl", "parquet")
+MANIFEST_FILE = "manifest.json"
+CATALOG_FILE = "catalog.json"
+SUMS_FILE = "SHA256SUMS"
 COLUMNS = (
     "case_id",
     "version",
@@ -115,7 +121,8 @@ def parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
         import pyarrow.parquet as pq
     except ImportError:
         raise SetupError(
-            "--format parquet needs pyarrow", "install it with: pip install 'casebank[export]'"
+            "--format parquet needs pyarrow",
+            'install it in the clone: python3 -m pip install -e ".[export]" (nox -s bundle does)',
         ) from None
     schema = pa.schema(
         [
@@ -255,6 +262,24 @@ def _description(
         "`case`: give a simulated patient `patient`, never `case`. Test results are given only "
         "when ordered, by the results oracle (`casebank results`), never by a model.",
         "",
+        "`catalog.json` is the release's test catalog (RFC 8785 canonical JSON; its SHA-256 is "
+        "`catalog.sha256` in `manifest.json`): with it, this folder alone answers test orders "
+        "and scores submissions, as the release does from git.",
+        "",
+        "## Serving and scoring from this folder",
+        "",
+        "With casebank installed from a clone of its repository "
+        '(`python3 -m pip install -e ".[inspect]"`), and no checkout of the dataset:',
+        "",
+        "```sh",
+        "casebank results --bundle . CASE_ID TEST ...     # the results oracle",
+        "casebank score --bundle . SUBMISSIONS.jsonl       # the reference scorer",
+        "inspect eval casebank/osce --model MODEL -T bundle=.",
+        "```",
+        "",
+        "Each checks `SHA256SUMS` and every case against `manifest.json` first, and refuses a "
+        "folder altered after the export (exit 1, naming the file).",
+        "",
         "## Verifying",
         "",
         "```sh",
@@ -324,6 +349,19 @@ def _changes(manifest: Manifest) -> list[str]:
     return [*lines, ""]
 
 
+def catalog_json(loaded: LoadedRelease) -> bytes:
+    """The release's catalog as canonical JSON; its SHA-256 is the manifest's catalog.sha256
+    (the canonical hash of catalog.yaml), which a bundle's reader checks."""
+    raw = canonical_json(loaded.catalog_data)
+    if hashlib.sha256(raw).hexdigest() != loaded.manifest.catalog_sha256:
+        raise CasebankError(
+            f"release {loaded.manifest.version}: its catalog's canonical SHA-256 is not the "
+            "manifest's catalog.sha256",
+            "run `casebank verify`; restore the release's manifest, tag and history from git",
+        )
+    return raw
+
+
 def bundle(loaded: LoadedRelease, format: str = "jsonl") -> dict[str, bytes]:
     """Every file of the bundle (relative path -> bytes), SHA256SUMS included."""
     name = loaded.policy.name
@@ -333,10 +371,11 @@ def bundle(loaded: LoadedRelease, format: str = "jsonl") -> dict[str, bytes]:
     for case in loaded.current:
         for rel, raw in sorted(case.attachments.items()):
             files[f"attachments/{case.entry.case_id}/{rel}"] = raw
-    files["manifest.json"] = loaded.manifest_raw
+    files[MANIFEST_FILE] = loaded.manifest_raw
+    files[CATALOG_FILE] = catalog_json(loaded)
     files["README.md"] = dataset_card(loaded, rows, data_file, name).encode("utf-8")
     sums = "".join(
         f"{hashlib.sha256(raw).hexdigest()}  {path}\n" for path, raw in sorted(files.items())
     )
-    files["SHA256SUMS"] = sums.encode("utf-8")
+    files[SUMS_FILE] = sums.encode("utf-8")
     return files
