@@ -97,6 +97,13 @@ _SYNONYMS = {
         ("second", "2nd"),
         ("third", "3rd"),
         ("feature", "symptom"),
+        ("cancer", "carcinoma"),
+        ("hyperplasia", "hypertrophy", "enlargement"),
+        ("metastasis", "metastases", "metastatic", "mets"),
+        ("fracture", "fractured"),
+        ("poisoning", "toxicity"),
+        ("seizure", "fit", "convulsion"),
+        ("sarcoidosis", "sarcoid"),
     )
     for word in group
 }
