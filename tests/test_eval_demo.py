@@ -32,7 +32,6 @@ from gitrepo import GitRepo
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
 ROOT = Path(__file__).parents[1]
-TOOLS = ROOT / "tools"
 pytest.importorskip("nox", reason="nox is not installed: `python3 -m pip install nox`")
 NOXFILE = load_noxfile()
 OFFLINE = """\
@@ -104,7 +103,10 @@ def evaluate(
     for name in list(os.environ):
         if name.endswith("_API_KEY") or name.startswith("INSPECT_"):
             monkeypatch.delenv(name)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(TOOLS)]))
+    # Only the offline switch: casebank comes from the installed package, as in `nox -s eval`
+    # (the source tree on PYTHONPATH beside an installed casebank hides the inspect_ai entry
+    # point's task from inspect's registry: "No inspect tasks were found").
+    monkeypatch.setenv("PYTHONPATH", str(site))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken"))
     monkeypatch.setenv("INSPECT_LOG_DIR", str(logs))
     monkeypatch.setenv("INSPECT_DISPLAY", "plain")
