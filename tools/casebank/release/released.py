@@ -14,8 +14,9 @@ holds them all.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ class ReleasedCase:
     entry: CaseEntry
     data: dict[str, Any]
     attachments: Mapping[str, bytes]  # path below attachments/ -> bytes
+    # What a reader asked ``ReleaseReader.cases`` to compute from the data where the case was
+    # parsed (in a worker process, for a large release); None when it asked for nothing.
+    derived: Any = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -93,9 +97,13 @@ class ReleaseReader:
         """Whether ``case_id@version`` is withdrawn: by this release or by a later one."""
         return _withdrawal(self.manifest, self.withdrawn_later, case_id, version)
 
-    def cases(self, *, current: bool = False) -> Iterator[ReleasedCase]:
+    def cases(
+        self, *, current: bool = False, derive: Callable[[dict[str, Any]], Any] | None = None
+    ) -> Iterator[ReleasedCase]:
         """Every case of the release (``current``: only those it does not withdraw), verified
-        against the manifest as it is read; raises CasebankError at the first that is not."""
+        against the manifest as it is read; raises CasebankError at the first that is not.
+        ``derive`` (a module-level function) runs on each case's data where it is parsed, in
+        the worker processes of a large release, and its result is the case's ``derived``."""
         version = self.manifest.version
         entries = sorted(self.manifest.cases, key=lambda e: e.case_id)
         if current:
@@ -103,16 +111,15 @@ class ReleaseReader:
         blobs = _blobs(self.root, entries)
         jobs = ((e.path, raw) for e, (_, raw) in zip(entries, blobs, strict=True))
         # Parsing dominates; below a few hundred cases a worker pool costs more than it saves.
-        parsed = map_chunks(
-            _parse_chunk, jobs, size=50, start="fork", parallel=len(entries) > _POOL_FROM
-        )
-        for entry, (data, digest) in zip(entries, parsed, strict=True):
+        parse = partial(_parse_chunk, derive=derive) if derive is not None else _parse_chunk
+        parsed = map_chunks(parse, jobs, size=50, start="fork", parallel=len(entries) > _POOL_FROM)
+        for entry, (data, digest, derived) in zip(entries, parsed, strict=True):
             folder = self.attachment_blobs.get(entry.case_id, {})
             blobs = git.read_blobs(self.root, folder.values()) if folder else iter(())
             files = dict(zip(folder, (raw for _, raw in blobs), strict=True))
             _check_content(version, entry, data, digest, files)
             assert data is not None
-            yield ReleasedCase(entry, data, files)
+            yield ReleasedCase(entry, data, files, derived)
 
 
 def _blobs(root: Path, entries: list[CaseEntry]) -> Iterator[tuple[str, bytes]]:
@@ -201,13 +208,15 @@ def _listed(root: Path, head: str) -> list[Path]:
 
 
 def _parse_chunk(
-    jobs: list[tuple[str, bytes]],
-) -> list[tuple[dict[str, Any] | None, CaseDigest]]:
+    jobs: list[tuple[str, bytes]], derive: Callable[[dict[str, Any]], Any] | None = None
+) -> list[tuple[dict[str, Any] | None, CaseDigest, Any]]:
     done = []
     for file, raw in jobs:
         loaded = load_document(file, raw)
         data = loaded.document.data if loaded.document is not None else None
-        done.append((data, digest_data(raw, data)))
+        digest = digest_data(raw, data)
+        derived = derive(data) if derive is not None and data is not None and digest.valid else None
+        done.append((data, digest, derived))
     return done
 
 

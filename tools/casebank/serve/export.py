@@ -76,8 +76,15 @@ def _text(value: Any) -> str:
     return canonical_json(value).decode("utf-8")
 
 
+def texts(data: dict[str, Any]) -> tuple[str, str]:
+    """A record's two JSON texts: the patient view and the whole case (computed where the case
+    is parsed: ``ReleaseReader.cases(derive=texts)``)."""
+    return _text(view(data, "patient")), _text(data)
+
+
 def record(release: str, case: ReleasedCase) -> dict[str, Any]:
     entry = case.entry
+    patient, whole = case.derived if case.derived is not None else texts(case.data)
     metadata = case.data.get("metadata")
     language = metadata.get("language") if isinstance(metadata, dict) else None
     provenance = entry.provenance or {}
@@ -93,8 +100,8 @@ def record(release: str, case: ReleasedCase) -> dict[str, Any]:
         "licence": provenance.get("licence", ""),
         "source": provenance.get("source", ""),
         "attachments": [{"path": p, "sha256": h} for p, h in sorted(entry.attachments.items())],
-        "patient": _text(view(case.data, "patient")),
-        "case": _text(case.data),
+        "patient": patient,
+        "case": whole,
     }
 
 
@@ -395,7 +402,7 @@ def write_bundle(reader: ReleaseReader, format: str, folder: _Folder) -> int:
     version = reader.manifest.version
 
     def rows() -> Iterable[dict[str, Any]]:
-        for case in reader.cases(current=True):
+        for case in reader.cases(current=True, derive=texts):
             row = record(version, case)
             card_rows.append({k: row[k] for k in _CARD_FIELDS})
             for rel, raw in sorted(case.attachments.items()):
