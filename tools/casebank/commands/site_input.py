@@ -290,11 +290,12 @@ class _History:
         entry = self.latest.get(case_id)
         events = self.events(case_id)
         state = case.state()
+        current = state.content_hash()  # once: it hashes the case's canonical form
         shown = SiteCase(
             case_id=case_id,
             path=case.path,
             data=case.data,
-            content_hash=state.content_hash(),
+            content_hash=current,
             state="not released yet",
             attachments=_attachments(case.attachments),
             history=tuple(events),
@@ -302,7 +303,7 @@ class _History:
         if entry is None:
             return shown
         released = self._where(entry)
-        if state.content_hash() == entry.sha256:
+        if current == entry.sha256:
             words = f"as released in {released}"
         else:
             words = f"changed since release {released}: v{entry.version + 1} at the next release"
@@ -312,7 +313,7 @@ class _History:
             shown,
             version=entry.version,
             state=words,
-            unreleased=state.content_hash() != entry.sha256,
+            unreleased=current != entry.sha256,
             history=tuple(events),
             withdrawn=self.withdrawal(case_id, entry.version),
             **self._people(entry, released),
