@@ -420,6 +420,9 @@ class _Builder:
         key_positions = self.key_positions
         plain_non_text = self.plain_non_text
         yaml_scalars = not self.json_scalars
+        # Only an escape (a backslash in double quotes) can put a control character or half a
+        # surrogate pair into a text: the file itself was checked for both before parsing.
+        escapes = "\\" in self.text
         resolved_first = _RESOLVED_FIRST
         scalar_event, mapping_start, sequence_start = (
             yaml.ScalarEvent,
@@ -488,7 +491,7 @@ class _Builder:
                             value = self._plain(text, mark, path)
                             if not isinstance(value, str):
                                 plain_non_text[path] = text
-                    elif style == '"':  # escapes are checked
+                    elif style == '"' and escapes:  # only an escape can write a control
                         value = self._scalar(event, mark, path)
                 else:
                     if tag is not None:
