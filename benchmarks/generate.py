@@ -199,6 +199,7 @@ def fullsize_case(text: str, case_id: str, copy: int) -> str:
     if not found:
         raise SystemExit(f"no case_id line to rename for {case_id}")
     text = _TITLE_LINE.sub(lambda m: f'{m[1]}"{m[2]} (copy {copy})"', text, count=1)
+
     # Age moves by at most a year, and never across 18 or 65, so age-keyed rules still hold.
     def age(m: re.Match[str]) -> str:
         years = int(m[2])
