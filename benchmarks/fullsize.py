@@ -123,7 +123,10 @@ def _submissions(bundle: Path, out: Path) -> None:
     out.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-FIGURES = ("parse", "cold", "cold1", "warm", "jsonschema", "export", "score", "site", "results")
+FIGURES = (
+    "parse", "cold", "cold1", "warm", "jsonschema", "export", "score", "site", "results_first",
+    "results",
+)  # fmt: skip
 
 
 def measure_size(
