@@ -210,6 +210,14 @@ _TARGETS = (  # name, numerator, denominator (None: the figure itself), goal
 )
 
 
+def _denominator(size: Size, tree: str, key: str) -> float:
+    """A ratio's denominator: the tree's own figure; for the C parse, which runs no casebank
+    code, the best of every tree's runs (its spread is the machine's, not the code's)."""
+    if key == "parse":
+        return min(f["parse"].wall for f in size.figures.values() if "parse" in f)
+    return size.figures[tree][key].wall
+
+
 def table(sizes: list[Size]) -> list[str]:
     """The targets (one column per code tree), then every figure with its command."""
     trees = sizes[0].trees
@@ -225,7 +233,7 @@ def table(sizes: list[Size]) -> list[str]:
                 if numerator not in f or (denominator is not None and denominator not in f):
                     cells.append("")
                 elif denominator is not None:
-                    ratio = f[numerator].wall / f[denominator].wall
+                    ratio = f[numerator].wall / _denominator(size, tree, denominator)
                     cells.append(f"{ratio:.3f}" if ratio < 0.1 else f"{ratio:.2f}")
                 elif "MB" in name:
                     cells.append(f"{f[numerator].peak_mb:.0f}")
@@ -268,8 +276,12 @@ def main(argv: list[str] | None = None) -> None:
         "--only", nargs="+", choices=FIGURES, default=list(FIGURES), help="the figures to take"
     )
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--tables", type=Path, metavar="JSON", help="print a --json run's tables")
     parser.add_argument("--check-jsonschema", metavar="PATH", help="the checker to compare with")
     args = parser.parse_args(argv)
+    if args.tables:
+        write_tables(from_json(args.tables), None)
+        return
     checker = args.check_jsonschema or shutil.which("check-jsonschema")
     if not checker:
         sibling = Path(sys.executable).with_name("check-jsonschema")
@@ -297,9 +309,13 @@ def main(argv: list[str] | None = None) -> None:
         ]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    write_tables(measured, args.json)
+
+
+def write_tables(measured: list[Size], json_out: Path | None) -> None:
     for line in table(measured):
         print(line)
-    if args.json:
+    if json_out:
         payload = {
             str(size.cases): {
                 tree: {key: vars(timing) for key, timing in figures.items()}
@@ -307,7 +323,18 @@ def main(argv: list[str] | None = None) -> None:
             }
             for size in measured
         }
-        args.json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+        json_out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+
+
+def from_json(path: Path) -> list[Size]:
+    """The figures a run wrote with --json, to print its tables again."""
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    sizes = []
+    for cases, trees in stored.items():
+        size = Size(int(cases), list(trees))
+        size.figures = {t: {k: Timing(**v) for k, v in f.items()} for t, f in trees.items()}
+        sizes.append(size)
+    return sizes
 
 
 if __name__ == "__main__":
