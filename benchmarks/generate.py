@@ -5,12 +5,14 @@ every rule the way real cases do; each passes `casebank validate --strict`. Hist
 with one `git fast-import` process, each commit touching a few cases.
 
     python benchmarks/generate.py cases DIR N            # a repository folder with N cases
+    python benchmarks/generate.py fullsize DIR N         # N varied copies of the shipped cases
     python benchmarks/generate.py history DIR COMMITS     # add COMMITS commits to DIR's main
 """
 
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -185,6 +187,52 @@ def write_cases(folder: Path, count: int, seed: int = 7) -> None:
         )
 
 
+_CASE_ID_LINE = re.compile(r"^case_id: *(\S+) *$", re.M)
+_TITLE_LINE = re.compile(r'^(  title: *)"?([^"\n]*)"?$', re.M)
+_AGE_LINE = re.compile(r"^(  age: *)(\d+)$", re.M)
+
+
+def fullsize_case(text: str, case_id: str, copy: int) -> str:
+    """A copy of a shipped case under a new id, with its title and the patient's age changed
+    (every copy has its own bytes and content hash, so no cache or digest can share work)."""
+    text, found = _CASE_ID_LINE.subn(f"case_id: {case_id}", text, count=1)
+    if not found:
+        raise SystemExit(f"no case_id line to rename for {case_id}")
+    text = _TITLE_LINE.sub(lambda m: f'{m[1]}"{m[2]} (copy {copy})"', text, count=1)
+
+    # Age moves by at most a year, and never across 18 or 65, so age-keyed rules still hold.
+    def age(m: re.Match[str]) -> str:
+        years = int(m[2])
+        moved = years + (1 if copy % 2 else -1)
+        same_band = (moved >= 18) == (years >= 18) and (moved >= 65) == (years >= 65)
+        return f"{m[1]}{moved if same_band and moved > 0 else years}"
+
+    return _AGE_LINE.sub(age, text, count=1)
+
+
+def write_fullsize(folder: Path, count: int) -> None:
+    """A repository folder: the real catalog and `count` varied copies of every shipped case,
+    taken in turn (each copy full size: series, panels, a structured examination), with the
+    attachments of those that have any."""
+    sources = sorted((ROOT / "cases").glob("*.yaml"))
+    texts = [(p.stem, p.read_text(encoding="utf-8")) for p in sources]
+    (folder / "cases").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "catalog.yaml", folder / "catalog.yaml")
+    for extra in ("casebank.toml",):
+        if (ROOT / extra).exists():
+            shutil.copy(ROOT / extra, folder / extra)
+    (folder / ".gitignore").write_text(".casebank-cache/\n", encoding="utf-8")
+    for i in range(count):
+        stem, text = texts[i % len(texts)]
+        case_id = f"{stem}_c{i:05d}"
+        (folder / "cases" / f"{case_id}.yaml").write_text(
+            fullsize_case(text, case_id, i), encoding="utf-8"
+        )
+        attachments = ROOT / "cases" / stem
+        if attachments.is_dir():
+            shutil.copytree(attachments, folder / "cases" / case_id)
+
+
 def _data(text: str) -> bytes:
     raw = text.encode("utf-8")
     return b"data %d\n%s\n" % (len(raw), raw)
@@ -263,11 +311,13 @@ def _head_time(folder: Path) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or not sys.argv[3].isdigit():
-        sys.exit("usage: generate.py cases|history FOLDER NUMBER")
+        sys.exit("usage: generate.py cases|fullsize|history FOLDER NUMBER")
     kind, target, number = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     if kind == "cases":
         write_cases(target, number)
+    elif kind == "fullsize":
+        write_fullsize(target, number)
     elif kind == "history":
         write_history(target, number)
     else:
-        sys.exit(f"unknown kind {kind!r}: use cases or history")
+        sys.exit(f"unknown kind {kind!r}: use cases, fullsize or history")

@@ -1,7 +1,9 @@
 """casebank at dataset scale: time and peak memory of each operation, and the target ratios.
 
-    nox -s bench                       # 1,000 and 10,000 cases, 2,000 commits (several minutes)
-    nox -s bench -- --cases 2000 --commits 400 --small 500    # a quicker look
+    nox -s bench                       # full-size cases, 1,000 and 2,000 (fullsize.py)
+    nox -s bench -- --large            # and 10,000
+    nox -s bench -- --synthetic        # the small synthetic cases: 1,000 and 10,000, 2,000 commits
+    nox -s bench -- --synthetic --cases 2000 --commits 400 --small 500    # a quicker look
 
 Every figure is a whole process, as a user runs it: wall time (median of --repeat runs), time
 per case, and the process's own peak resident memory (from wait4). Ratios are of medians
@@ -374,12 +376,19 @@ def ratios(f: dict[str, Figure], args: argparse.Namespace) -> list[str]:
 
 
 def main() -> None:
+    argv = sys.argv[1:]
+    if "--synthetic" not in argv:
+        import fullsize
+
+        fullsize.main(argv)
+        return
+    argv.remove("--synthetic")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--small", type=int, default=1_000)
     parser.add_argument("--commits", type=int, default=2_000)
     parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, {sys.platform}")
     for line in run(args):
         print(line)

@@ -211,6 +211,37 @@ def test_results_json_is_the_documented_object(
     assert (second["source"], second["suggestion"]) == ("unknown_test", "Troponin")
 
 
+def test_the_catalog_a_command_remembers_is_the_catalog_it_would_load(
+    make_repo: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`results` remembers the loaded catalog under the hash of its bytes and the loader's
+    code: a second run reads it back and answers the same; an edited catalog, a stale or a
+    corrupt cache file is loaded afresh, never trusted."""
+    from casebank.commands.serving import CATALOG_CACHE, catalog_of
+
+    root = make_repo()
+    argv = ["results", "valid_case", "Hb", "Troponine", "ECG", "--root", str(root)]
+    assert main([*argv, "--format", "json"]) == 0
+    first = capsys.readouterr().out
+    cached = root / ".casebank-cache" / CATALOG_CACHE
+    assert json.loads(cached.read_text())["data"]["tests"]
+    assert main([*argv, "--format", "json"]) == 0
+    assert capsys.readouterr().out == first
+    raw = (root / "catalog.yaml").read_bytes()
+    fresh = build_catalog(load_document("catalog.yaml", raw).document.data)  # type: ignore[union-attr]
+    assert catalog_of(root, raw) == fresh
+    # A cache written for other bytes (or another loader) is not used, and is replaced.
+    stored = json.loads(cached.read_text())
+    cached.write_text(json.dumps({"key": "0" * 64, "data": {**stored["data"], "tests": []}}))
+    assert catalog_of(root, raw) == fresh
+    assert json.loads(cached.read_text())["key"] == stored["key"]
+    edited = raw.replace(b"name: ECG", b"name: Electrocardiogram", 1)
+    assert edited != raw
+    assert [t.name for t in catalog_of(root, edited).tests] != [t.name for t in fresh.tests]
+    cached.write_text("{not json")
+    assert catalog_of(root, raw) == fresh
+
+
 def test_a_mistyped_case_id_is_refused_with_the_id_it_is_close_to(
     make_repo: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

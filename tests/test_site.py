@@ -96,6 +96,23 @@ def test_two_builds_of_the_same_input_are_byte_identical(released: GitRepo, tmp_
         assert "cases/alpha.html" in first and "releases/1.0.0.html" in first
 
 
+def test_case_pages_rendered_by_worker_processes_are_the_same_bytes(
+    released: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large site renders its case pages in forked workers: the same files as one process."""
+    import multiprocessing
+
+    from casebank.site import build as site_build
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork here: the pages are always rendered in-process")
+    assert build(released.root, tmp_path / "alone") == 0
+    monkeypatch.setattr(site_build, "_POOL_FROM", 1)
+    monkeypatch.setattr("casebank.parallel.workers", lambda jobs=None: 2)
+    assert build(released.root, tmp_path / "pool") == 0
+    assert files(tmp_path / "pool") == files(tmp_path / "alone")
+
+
 def test_the_index_and_the_patient_sections_never_hold_the_examiner_s_answers(
     released: GitRepo, tmp_path: Path
 ) -> None:

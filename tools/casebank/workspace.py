@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -208,19 +209,111 @@ def write_folder_atomically(
     target: Path, files: dict[str, bytes], *, command: str, root: Path, replace: bool
 ) -> None:
     """Create the folder ``target`` holding ``files`` (relative POSIX path -> bytes) and the
-    command's marker, all or nothing: everything is written into a temporary folder beside
-    it, then renamed into place. ``target`` must pass :func:`check_output_folder`; an empty
-    folder is replaced, a non-empty one only with ``replace`` and the marker (it is moved
-    aside, the new folder renamed in, then the old one deleted). A failure to write is a
-    WriteError naming the file, and leaves ``target`` as it was and no temporary folder."""
+    command's marker, all or nothing (see :func:`build_folder_atomically`)."""
+
+    def write_all(folder: FolderWriter) -> None:
+        for relative, content in sorted(files.items()):
+            folder.write(relative, content)
+
+    build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
+
+
+class FolderWriter:
+    """The temporary folder a builder writes into: whole files (``write``), or a file written
+    in pieces as they are made (``stream``), each file new, flushed to the disk and closed."""
+
+    def __init__(self, building: Path, target: Path) -> None:
+        self._building = building
+        self._target = target
+        self._mode = 0o666 & ~_umask()
+        self.where = target  # the file being written, for the error that names it
+
+    def _open(self, relative: str) -> int:
+        safe = _inside(relative)
+        path = self._building / safe
+        self.where = self._target / safe
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self._mode)
+
+    def write(self, relative: str, content: bytes) -> None:
+        _write_synced(self._open(relative), content, self._mode)
+        self.where = self._target
+
+    @contextlib.contextmanager
+    def stream(self, relative: str) -> Iterator[StreamedFile]:
+        """A file to write in pieces; its SHA-256 and size are kept as it is written."""
+        fd = self._open(relative)
+        sink = StreamedFile(fd)
+        try:
+            yield sink
+            sink.flush()
+        except BaseException:
+            os.close(fd)
+            raise
+        _write_synced(fd, b"", self._mode)  # the mode, the sync and the close of every file
+        self.where = self._target
+
+
+class StreamedFile:
+    """A binary file written through a buffer, hashed as it goes (``sha256``, ``size``)."""
+
+    _BUFFER = 1 << 20
+
+    def __init__(self, fd: int) -> None:
+        import hashlib
+
+        self._fd = fd
+        self._pending: list[bytes] = []
+        self._buffered = 0
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self._hash.update(data)
+        self.size += len(data)
+        self._pending.append(data)
+        self._buffered += len(data)
+        if self._buffered >= self._BUFFER:
+            self.flush()
+        return len(data)
+
+    def flush(self) -> None:
+        view = memoryview(b"".join(self._pending))
+        self._pending, self._buffered = [], 0
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    @property
+    def sha256(self) -> str:
+        return self._hash.hexdigest()
+
+
+def build_folder_atomically(
+    target: Path,
+    build: Callable[[FolderWriter], None],
+    *,
+    command: str,
+    root: Path,
+    replace: bool,
+) -> None:
+    """Create the folder ``target`` with what ``build`` writes into it, and the command's
+    marker, all or nothing: everything is written into a temporary folder beside it, then
+    renamed into place. ``target`` must pass :func:`check_output_folder`; an empty folder is
+    replaced, a non-empty one only with ``replace`` and the marker (it is moved aside, the new
+    folder renamed in, then the old one deleted). A failure to write is a WriteError naming
+    the file, and leaves ``target`` as it was and no temporary folder."""
     target = check_output_folder(target, command, root=root, replace=replace)
     occupied = target.is_dir() and any(target.iterdir())
     marker = output_marker(command)
-    safe = {relative: _inside(relative) for relative in [*files, marker]}
-    content = {**files, marker: _MARKER_TEXT.format(command=command).encode()}
+    marker_text = _MARKER_TEXT.format(command=command).encode()
+
+    def build_marked(folder: FolderWriter) -> None:
+        build(folder)
+        folder.write(marker, marker_text)
+
     created = _make_parents(target.parent)
     try:
-        _replace_folder(target, content, safe, occupied)
+        _replace_folder(target, build_marked, occupied)
     except BaseException:
         for folder in created:  # the parents this write made, now empty again
             with contextlib.suppress(OSError):
@@ -238,12 +331,9 @@ def _make_parents(folder: Path) -> list[Path]:
     return missing
 
 
-def _replace_folder(
-    target: Path, files: dict[str, bytes], safe: dict[str, Path], occupied: bool
-) -> None:
+def _replace_folder(target: Path, build: Callable[[FolderWriter], None], occupied: bool) -> None:
     import shutil
 
-    where = target
     try:
         building = Path(
             tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -251,14 +341,9 @@ def _replace_folder(
     except OSError as exc:
         raise WriteError(target.parent, exc) from None
     old: Path | None = None
+    writer = FolderWriter(building, target)
     try:
-        mode = 0o666 & ~_umask()
-        for relative, content in sorted(files.items()):
-            path = building / safe[relative]
-            where = target / safe[relative]
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _write_synced(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode), content, mode)
-        where = target
+        build(writer)
         os.chmod(building, 0o777 & ~_umask())
         if occupied:
             old = Path(
@@ -274,7 +359,7 @@ def _replace_folder(
             os.rename(old, target)  # put the previous folder back
             old = None
         if isinstance(exc, OSError):
-            raise WriteError(where, exc) from None
+            raise WriteError(writer.where, exc) from None
         raise
     finally:
         shutil.rmtree(building, ignore_errors=True)

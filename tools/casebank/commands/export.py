@@ -6,17 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from casebank.release.released import load_release
+from casebank.release.released import open_release
 from casebank.serve.export import FORMATS as BUNDLE_FORMATS
-from casebank.serve.export import bundle
-from casebank.workspace import check_output_folder, find_root, write_folder_atomically
+from casebank.serve.export import format_help, write_bundle
+from casebank.workspace import FolderWriter, build_folder_atomically, check_output_folder, find_root
 
 HELP = "Write a release as an export bundle: cases, catalog, manifest, dataset card, SHA256SUMS."
-FORMATS = BUNDLE_FORMATS
-FORMAT_HELP = (
-    "format of the cases file (parquet needs pyarrow: in the clone, "
-    '`python3 -m pip install -e ".[export]"`)'
-)
+FORMATS = BUNDLE_FORMATS  # serve.export.WRITERS: one entry per format
+FORMAT_HELP = format_help()
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -30,17 +27,22 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     root = find_root(args.root)
     check_output_folder(args.out, "export", root=root, replace=args.force)
-    loaded = load_release(root, args.release)
-    files = bundle(loaded, args.format)
-    write_folder_atomically(args.out, files, command="export", root=root, replace=args.force)
-    manifest = loaded.manifest
-    left_out = len(loaded.cases) - len(loaded.current)
+    reader = open_release(root, args.release)
+    written = 0
+
+    def build(folder: FolderWriter) -> None:
+        nonlocal written
+        written = write_bundle(reader, args.format, folder)
+
+    build_folder_atomically(args.out, build, command="export", root=root, replace=args.force)
+    manifest = reader.manifest
+    left_out = len(manifest.cases) - written
     print(
-        f"exported release {manifest.version}: {len(loaded.current)} case(s) to "
+        f"exported release {manifest.version}: {written} case(s) to "
         f"{args.out}/cases.{args.format}"
         + (f" ({left_out} withdrawn version(s) left out)" if left_out else "")
     )
-    for item in loaded.withdrawn_later:
+    for item in reader.withdrawn_later:
         print(
             f"note: {item.case_id}@{item.version} is in this release but was withdrawn in "
             f"release {item.release}: {item.reason}",

@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.format == "json":
-        json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
-        print()
+        # One write: json.dump would write piece by piece through the terminal-safe stdout.
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         print(render(report))
     return 0

@@ -10,6 +10,7 @@ once per case or per commit: the manifests, one ``ls-tree``, one batched ``cat-f
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ from casebank.format.layout import (
 )
 from casebank.format.loader import load_document
 from casebank.format.policy import DEFAULT_LICENCE, load_policy
+from casebank.parallel import map_chunks
 from casebank.release import git
 from casebank.release.diff import MISSING, CaseState, diff_cases, show_value
 from casebank.release.history import ReleasedVersion
@@ -122,6 +124,7 @@ def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
     listing = scan_cases(root)
     loaded: dict[str, _Loaded] = {}
     skipped = 0
+    parsed = _parse_all(root, listing.case_files)
     for relative in listing.case_files:
         case_id = case_id_from_path(relative)
         if not is_case_id(case_id):  # its pages could not even be named
@@ -132,7 +135,7 @@ def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
             warn(f"{relative}: left out, {loaded[case_id].path} has the same case id")
             skipped += 1
             continue
-        data = _read_case(root, relative)
+        data = _read_case(relative, *parsed[relative])
         if data is None:
             skipped += 1
             continue
@@ -156,20 +159,53 @@ def _read_attachments(root: Path, case_id: str, names: Iterable[str]) -> dict[st
     return found
 
 
-def _read_case(root: Path, relative: str) -> dict[str, Any] | None:
-    try:
-        raw = (root / relative).read_bytes()
-    except OSError as exc:
-        warn(f"{relative}: left out, it cannot be read ({exc.strerror}); check its permissions")
-        return None
+# From this many case files on, they are parsed in forked worker processes, as validation does.
+_POOL_FROM = 400
+
+
+def _parse_all(
+    root: Path, relatives: Sequence[str]
+) -> dict[str, tuple[dict[str, Any] | None, str]]:
+    """Every case file read and parsed (in worker processes for a large tree): its data, or
+    None and what to warn; the warnings are given in order by ``_read_case``."""
+    jobs: list[tuple[str, bytes | None, str]] = []
+    for relative in relatives:
+        try:
+            jobs.append((relative, (root / relative).read_bytes(), ""))
+        except OSError as exc:
+            why = f"{relative}: left out, it cannot be read ({exc.strerror}); check its permissions"
+            jobs.append((relative, None, why))
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    done = map_chunks(
+        _parse_chunk, jobs, size=50, start="fork", parallel=fork and len(jobs) >= _POOL_FROM
+    )
+    return {job[0]: result for job, result in zip(jobs, done, strict=True)}
+
+
+def _parse_chunk(
+    jobs: list[tuple[str, bytes | None, str]],
+) -> list[tuple[dict[str, Any] | None, str]]:
+    return [
+        _parse_case(relative, raw) if raw is not None else (None, why)
+        for relative, raw, why in jobs
+    ]
+
+
+def _parse_case(relative: str, raw: bytes) -> tuple[dict[str, Any] | None, str]:
     result = load_document(relative, raw)
     if result.document is None or not isinstance(result.document.data, dict):
         issue = result.issues[0] if result.issues else None
         where = f"{relative}:{issue.line}:{issue.column}" if issue else relative
         what = issue.message if issue else "it is not a mapping of fields"
-        warn(f"{where}: left out, {what}; run `casebank validate {relative}`")
-        return None
-    return result.document.data
+        return None, f"{where}: left out, {what}; run `casebank validate {relative}`"
+    return result.document.data, ""
+
+
+def _read_case(relative: str, data: dict[str, Any] | None, why: str) -> dict[str, Any] | None:
+    """The case's data, or None after saying why it is left out."""
+    if data is None:
+        warn(why)
+    return data
 
 
 def _changed(root: Path, revision: str) -> set[str]:
@@ -290,11 +326,12 @@ class _History:
         entry = self.latest.get(case_id)
         events = self.events(case_id)
         state = case.state()
+        current = state.content_hash()  # once: it hashes the case's canonical form
         shown = SiteCase(
             case_id=case_id,
             path=case.path,
             data=case.data,
-            content_hash=state.content_hash(),
+            content_hash=current,
             state="not released yet",
             attachments=_attachments(case.attachments),
             history=tuple(events),
@@ -302,7 +339,7 @@ class _History:
         if entry is None:
             return shown
         released = self._where(entry)
-        if state.content_hash() == entry.sha256:
+        if current == entry.sha256:
             words = f"as released in {released}"
         else:
             words = f"changed since release {released}: v{entry.version + 1} at the next release"
@@ -312,7 +349,7 @@ class _History:
             shown,
             version=entry.version,
             state=words,
-            unreleased=state.content_hash() != entry.sha256,
+            unreleased=current != entry.sha256,
             history=tuple(events),
             withdrawn=self.withdrawal(case_id, entry.version),
             **self._people(entry, released),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 # A cost's band, for comparing an amount from one schedule with a tier: the upper bound of
@@ -103,8 +104,10 @@ BLOOD_SPECIMENS = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def fold(name: str) -> str:
-    """How test names are compared: case-insensitively, with runs of white space folded."""
+    """How test names are compared: case-insensitively, with runs of white space folded.
+    Cached: a run folds the same few thousand names again and again."""
     return " ".join(name.casefold().split())
 
 
@@ -122,6 +125,14 @@ class Catalog:
     _answered_by: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
     _families: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
     _panels_of: dict[str, list[CatalogTest]] = field(default_factory=dict, repr=False)
+    # Per run, one resolution per distinct name as written, and per panel its own names (the
+    # panel's aliases for members, then its members' names and aliases), each built once.
+    _resolved: dict[str, CatalogTest | None] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _panel_names: dict[int, tuple[CatalogTest, dict[str, CatalogTest | None], frozenset[str]]] = (
+        field(default_factory=dict, repr=False, compare=False)
+    )
     # The name index casebank.format.names builds for this catalog (names.index_of), kept here
     # so it is built once per catalog; the catalog itself knows nothing of names.
     name_index: Any = field(default=None, repr=False, compare=False)
@@ -144,21 +155,39 @@ class Catalog:
         """The test a name or alias means. Inside ``panel``, the panel's own names for its
         members come first (``WBC`` in a urinalysis), then its members' names and aliases."""
         if panel is not None:
-            member = self._member(panel, name)
+            member = self._names_in(panel)[1].get(fold(name))
             if member is not None:
                 return member
-        return self._index.get(fold(name))
+        try:
+            return self._resolved[name]
+        except KeyError:
+            found = self._resolved[name] = self._index.get(fold(name))
+            return found
 
-    def _member(self, panel: CatalogTest, name: str) -> CatalogTest | None:
-        wanted = fold(name)
+    def _names_in(
+        self, panel: CatalogTest
+    ) -> tuple[CatalogTest, dict[str, CatalogTest | None], frozenset[str]]:
+        """``panel``'s own names (folded) -> the member each means, and its components'
+        names folded; built on first use. A panel alias whose target is not in the catalog
+        maps to None: it hides the members' names, and resolution falls back to the catalog."""
+        entry = self._panel_names.get(id(panel))
+        if entry is not None and entry[0] is panel:
+            return entry
+        names: dict[str, CatalogTest | None] = {}
         for local, target in panel.component_aliases.items():
-            if fold(local) == wanted:
-                return self._index.get(fold(target))
+            names.setdefault(fold(local), self._index.get(fold(target)))
         for member_name in panel.components:
             member = self._index.get(fold(member_name))
-            if member is not None and wanted in {fold(n) for n in (member.name, *member.aliases)}:
-                return member
-        return None
+            if member is not None:
+                for spelling in (member.name, *member.aliases):
+                    names.setdefault(fold(spelling), member)
+        entry = (panel, names, frozenset(fold(c) for c in panel.components))
+        self._panel_names[id(panel)] = entry
+        return entry
+
+    def is_component(self, panel: CatalogTest, test: CatalogTest) -> bool:
+        """Whether ``panel`` lists ``test`` by its name among its components."""
+        return fold(test.name) in self._names_in(panel)[2]
 
     def spellings(self) -> Mapping[str, str]:
         """Every name and alias, folded -> as written."""

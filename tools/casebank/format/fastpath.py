@@ -31,14 +31,24 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+# The loader's containers are dicts and lists: tested first, the ABC checks (slow) only for
+# anything else, so the answers are the same for every value.
+def _is_mapping(v: Any) -> bool:
+    return isinstance(v, (dict, Mapping))  # dict first: the ABC check only for the rest
+
+
+def _is_sized(v: Any) -> bool:
+    return isinstance(v, (str, list, dict, Sized))
+
+
 _TYPES: dict[str, Check] = {
     "string": lambda v: isinstance(v, str),
     "number": _is_number,
     "integer": lambda v: isinstance(v, int),  # Cerberus: booleans are integers, not numbers
     "float": lambda v: isinstance(v, float),
     "boolean": lambda v: isinstance(v, bool),
-    "dict": lambda v: isinstance(v, Mapping),
-    "list": lambda v: isinstance(v, Sequence) and not isinstance(v, str),
+    "dict": _is_mapping,
+    "list": lambda v: isinstance(v, (list, Sequence)) and not isinstance(v, str),
 }
 
 
@@ -59,7 +69,7 @@ def compile_field(node: Field) -> Check:
             lambda v: all(i in allowed for i in v) if isinstance(v, list) else v in allowed
         )
     if rules.get("empty") is False:
-        steps.append(lambda v: not (isinstance(v, Sized) and len(v) == 0))
+        steps.append(lambda v: not (_is_sized(v) and len(v) == 0))
     if "regex" in rules:
         pattern = rules["regex"]
         compiled = re.compile(pattern if pattern.endswith("$") else pattern + "$")
@@ -67,11 +77,19 @@ def compile_field(node: Field) -> Check:
     steps += _bounds(rules)
     steps += _nested(node)
     type_ok = _type_check(node.types) if node.types else (lambda v: True)
+    if not steps:
+        return lambda value: value is not None and type_ok(value)
+    if len(steps) == 1:
+        [step] = steps
+        return lambda value: value is not None and type_ok(value) and step(value)
 
     def check(value: Any) -> bool:
         if value is None or not type_ok(value):
             return False
-        return all(step(value) for step in steps)
+        for step in steps:  # noqa: SIM110 (a loop: all() over a generator costs a frame per field)
+            if not step(value):
+                return False
+        return True
 
     return check
 
@@ -86,10 +104,10 @@ def _bounds(rules: Mapping[str, Any]) -> list[Check]:
         steps.append(lambda v: not _comparable(v, high) or not v > high)
     if "minlength" in rules:
         shortest = rules["minlength"]
-        steps.append(lambda v: not isinstance(v, Sized) or len(v) >= shortest)
+        steps.append(lambda v: not _is_sized(v) or len(v) >= shortest)
     if "maxlength" in rules:
         longest = rules["maxlength"]
-        steps.append(lambda v: not isinstance(v, Sized) or len(v) <= longest)
+        steps.append(lambda v: not _is_sized(v) or len(v) <= longest)
     return steps
 
 
@@ -105,16 +123,16 @@ def _nested(node: Field) -> list[Check]:
     steps: list[Check] = []
     if node.fields is not None:
         mapping_ok = compile_mapping(node)
-        steps.append(lambda v: not isinstance(v, Mapping) or mapping_ok(v))
+        steps.append(lambda v: not _is_mapping(v) or mapping_ok(v))
     if node.items is not None:
         item_ok = compile_field(node.items)
         steps.append(lambda v: not isinstance(v, list) or all(item_ok(i) for i in v))
     if node.keys is not None:
         key_ok = compile_field(node.keys)
-        steps.append(lambda v: not isinstance(v, Mapping) or all(key_ok(k) for k in v))
+        steps.append(lambda v: not _is_mapping(v) or all(key_ok(k) for k in v))
     if node.values is not None:
         value_ok = compile_field(node.values)
-        steps.append(lambda v: not isinstance(v, Mapping) or all(value_ok(i) for i in v.values()))
+        steps.append(lambda v: not _is_mapping(v) or all(value_ok(i) for i in v.values()))
     if node.choices:
         options = [compile_field(choice) for choice in node.choices]
         steps.append(lambda v: any(option(v) for option in options))
@@ -128,7 +146,7 @@ def compile_mapping(node: Field) -> Check:
     required = [name for name, child in node.fields.items() if child.required]
 
     def check(value: Any) -> bool:
-        if not isinstance(value, Mapping):
+        if not _is_mapping(value):
             return False
         for name in required:
             if name not in value:

@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -341,14 +341,20 @@ def _kind(value: object) -> str:
 _NO_DOCUMENT = object()
 
 
-@dataclass
 class _Frame:
-    container: Any
-    path: Path
-    mark: Mark
-    pending_key: str | None = None
-    pending_key_mark: Mark = (1, 1)
-    seen: dict[str, Mark] = field(default_factory=dict)
+    """An open mapping or list: where it is, and for a mapping the key waiting for its value
+    and the keys seen so far."""
+
+    __slots__ = ("container", "is_list", "mark", "path", "pending_key", "pending_path", "seen")
+
+    def __init__(self, container: Any, path: Path, mark: Mark, is_list: bool) -> None:
+        self.container = container
+        self.path = path
+        self.mark = mark
+        self.is_list = is_list
+        self.pending_key: str | None = None
+        self.pending_path: Path = path  # (*path, pending_key) while a key waits
+        self.seen: dict[str, Mark] = {}
 
 
 class _Builder:
@@ -370,7 +376,7 @@ class _Builder:
     def build(self, text: str) -> Any:
         self.text = text
         try:
-            return self._build(_events(text))
+            return self._build(text)
         except yaml.MarkedYAMLError as exc:
             raise self._syntax(exc) from None
         except yaml.YAMLError as exc:
@@ -410,41 +416,48 @@ class _Builder:
         line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
         return line[mark.column] if 0 <= mark.column < len(line) else ""
 
-    def _build(self, events: Iterator[Any]) -> Any:
+    def _build(self, text: str) -> Any:
+        """The event-to-node path: libyaml's events, read in one loop (no generator between),
+        with the common cases inline: a plain scalar that no implicit type can start (most of
+        a case) costs a few type tests, its path and a store."""
+        parser = _YamlLoader(text)
+        try:
+            return self._build_from(parser.get_event)
+        finally:
+            parser.dispose()
+
+    def _build_from(self, get_event: Callable[[], Any]) -> Any:
         stack: list[_Frame] = []
+        frame: _Frame | None = None  # stack[-1]
         result: Any = _NO_DOCUMENT
         documents = 0
-        for event in events:
+        positions = self.positions
+        key_positions = self.key_positions
+        plain_non_text = self.plain_non_text
+        yaml_scalars = not self.json_scalars
+        # Only an escape (a backslash in double quotes) can put a control character or half a
+        # surrogate pair into a text: the file itself was checked for both before parsing.
+        escapes = "\\" in self.text
+        resolved_first = _RESOLVED_FIRST
+        scalar_event, mapping_start, sequence_start = (
+            yaml.ScalarEvent,
+            yaml.MappingStartEvent,
+            yaml.SequenceStartEvent,
+        )
+        mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+        stream_end = yaml.StreamEndEvent
+        while True:
+            event = get_event()
             kind = type(event)
-            if kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                frame = stack.pop()
-                if stack:
-                    self._attach(stack[-1], frame.container, frame.path, frame.mark)
-                else:
-                    self.positions[()] = frame.mark
-                    result = frame.container
-                continue
-            start = event.start_mark
-            mark = (start.line + 1, start.column + 1) if start is not None else (1, 1)
-            if kind is yaml.DocumentStartEvent:
-                documents += 1
-                if documents > 1:
-                    raise self.refuse(
-                        "multiple-documents",
-                        mark,
-                        "the file holds more than one YAML document (a second `---`)",
-                        "keep one case per file: move the second document into its own file",
-                    )
-                continue
-            if kind is yaml.AliasEvent:
-                raise self.refuse(
-                    "yaml-anchor",
-                    mark,
-                    f"alias `*{event.anchor}` refers to another part of the file",
-                    "write the repeated content out in full; anchors and aliases are not allowed",
-                )
-            scalar = kind is yaml.ScalarEvent
-            if scalar or kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if kind is mapping_end or kind is sequence_end:
+                done = stack.pop()
+                value: Any = done.container
+                path: Path = done.path
+                mark: Mark = done.mark
+                frame = stack[-1] if stack else None
+            elif kind is scalar_event or kind is mapping_start or kind is sequence_start:
+                start = event.start_mark
+                mark = (start.line + 1, start.column + 1) if start is not None else (1, 1)
                 if event.anchor is not None:
                     raise self.refuse(
                         "yaml-anchor",
@@ -452,59 +465,96 @@ class _Builder:
                         f"anchor `&{event.anchor}` is not allowed",
                         "remove the `&name` and write repeated content out in full",
                     )
-                value_path = self._path_for_new_value(stack, mark, event)
-                if event.tag is not None:
-                    self._check_tag(event, mark, value_path)
-                if scalar:
-                    value = self._scalar(event, mark, value_path)
-                    if not stack:
-                        self.positions[()] = mark
-                        result = value
-                    else:
-                        self._attach(stack[-1], value, value_path, mark)
-                    continue
-                if len(stack) >= MAX_DEPTH:
+                if frame is None:
+                    path = ()
+                elif frame.is_list:
+                    path = (*frame.path, len(frame.container))
+                elif frame.pending_key is not None:
+                    path = frame.pending_path
+                elif kind is scalar_event:  # this node is a key
+                    path = frame.path
+                else:
                     raise self.refuse(
-                        "nesting-too-deep",
+                        "non-text-key",
                         mark,
-                        f"mappings and lists nest more than {MAX_DEPTH} levels deep",
-                        "flatten the structure; no case field nests this deep",
+                        "a mapping or list is used as a key",
+                        "keys are plain field names; check the indentation of this line",
+                        frame.path,
                     )
-                container: Any = {} if kind is yaml.MappingStartEvent else []
-                stack.append(_Frame(container, value_path, mark))
-        return None if result is _NO_DOCUMENT and documents else result
-
-    def _path_for_new_value(self, stack: list[_Frame], mark: Mark, event: yaml.Event) -> Path:
-        if not stack:
-            return ()
-        frame = stack[-1]
-        if isinstance(frame.container, list):
-            return (*frame.path, len(frame.container))
-        if frame.pending_key is None:  # this node is a key
-            if not isinstance(event, yaml.ScalarEvent):
+                tag = event.tag
+                if kind is not scalar_event:
+                    if tag is not None:
+                        self._check_tag(event, mark, path)
+                    if len(stack) >= MAX_DEPTH:
+                        raise self.refuse(
+                            "nesting-too-deep",
+                            mark,
+                            f"mappings and lists nest more than {MAX_DEPTH} levels deep",
+                            "flatten the structure; no case field nests this deep",
+                        )
+                    frame = _Frame(
+                        {} if kind is mapping_start else [], path, mark, kind is sequence_start
+                    )
+                    stack.append(frame)
+                    continue
+                if tag is None and yaml_scalars:
+                    style = event.style
+                    value = event.value
+                    if not style:  # plain: text unless an implicit type can start it
+                        if not value or value[0] in resolved_first:
+                            text = value
+                            value = self._plain(text, mark, path)
+                            if not isinstance(value, str):
+                                plain_non_text[path] = text
+                    elif style == '"' and escapes:  # only an escape can write a control
+                        value = self._scalar(event, mark, path)
+                else:
+                    if tag is not None:
+                        self._check_tag(event, mark, path)
+                    value = self._scalar(event, mark, path)
+            elif kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    start = event.start_mark
+                    raise self.refuse(
+                        "multiple-documents",
+                        (start.line + 1, start.column + 1) if start is not None else (1, 1),
+                        "the file holds more than one YAML document (a second `---`)",
+                        "keep one case per file: move the second document into its own file",
+                    )
+                continue
+            elif kind is yaml.AliasEvent:
+                start = event.start_mark
                 raise self.refuse(
-                    "non-text-key",
-                    mark,
-                    "a mapping or list is used as a key",
-                    "keys are plain field names; check the indentation of this line",
-                    frame.path,
+                    "yaml-anchor",
+                    (start.line + 1, start.column + 1) if start is not None else (1, 1),
+                    f"alias `*{event.anchor}` refers to another part of the file",
+                    "write the repeated content out in full; anchors and aliases are not allowed",
                 )
-            return frame.path
-        return (*frame.path, frame.pending_key)
-
-    def _attach(self, frame: _Frame, value: Any, path: Path, mark: Mark) -> None:
-        container = frame.container
-        if isinstance(container, list):
-            container.append(value)
-            self.positions[path] = mark
-            return
-        if frame.pending_key is None:
-            self._take_key(frame, value, mark)
-            return
-        key = frame.pending_key
-        frame.pending_key = None
-        self.positions[path] = mark
-        container[key] = value
+            elif kind is stream_end:
+                break
+            else:  # the stream's start, a document's end
+                continue
+            # A finished value (a scalar, or a mapping or list just closed) joins its parent.
+            if frame is None:
+                positions[()] = mark
+                result = value
+            elif frame.is_list:
+                frame.container.append(value)
+                positions[path] = mark
+            elif frame.pending_key is None:  # a key: the common case inline, else _take_key
+                if type(value) is str and value not in frame.seen:
+                    frame.seen[value] = mark
+                    frame.pending_key = value
+                    frame.pending_path = key_path = (*frame.path, value)
+                    key_positions[key_path] = mark
+                else:
+                    self._take_key(frame, value, mark)
+            else:
+                frame.container[frame.pending_key] = value
+                frame.pending_key = None
+                positions[path] = mark
+        return None if result is _NO_DOCUMENT and documents else result
 
     def _take_key(self, frame: _Frame, key: Any, mark: Mark) -> None:
         path = (*frame.path, str(key))
@@ -537,7 +587,7 @@ class _Builder:
         else:
             frame.seen[key] = mark
         frame.pending_key = key
-        frame.pending_key_mark = mark
+        frame.pending_path = path
         self.key_positions[path] = mark
 
     def _check_tag(self, event: Any, mark: Mark, path: Path) -> None:
@@ -718,20 +768,6 @@ _AMBIGUITY = {
     "underscore": "YAML 1.1 ignores the underscores, YAML 1.2 reads text",
 }
 _TAG_NAMES = {"int": "whole number", "float": "number", "bool": "boolean", "null": "null"}
-
-
-def _events(text: str) -> Iterator[Any]:
-    """libyaml's events, without the two Python calls per event of ``yaml.parse``."""
-    parser = _YamlLoader(text)
-    get_event = parser.get_event
-    try:
-        while True:
-            event = get_event()
-            yield event
-            if type(event) is yaml.StreamEndEvent:
-                return
-    finally:
-        parser.dispose()
 
 
 def _kind_of_number(text: str) -> str:

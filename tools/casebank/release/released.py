@@ -10,13 +10,17 @@ form parsed back: mapping keys in canonical order, ``11.0`` read as ``11``), exa
 export bundle holds, so what is served or scored from git and from a bundle is the same bytes.
 
 Three git commands whatever the release's size: resolve the objects, list the attachment
-folders of the source commit, and one batch read of every blob.
+folders of the source commit, and one batch reader of every blob (GitPython's persistent
+``git cat-file``). ``open_release`` reads the cases one at a time, as they are asked for, so
+memory stays flat for a reader that writes each out as it comes (export); ``load_release``
+holds them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,9 @@ class ReleasedCase:
     entry: CaseEntry
     data: dict[str, Any]
     attachments: Mapping[str, bytes]  # path below attachments/ -> bytes
+    # What a reader asked ``ReleaseReader.cases`` to compute from the data where the case was
+    # parsed (in a worker process, for a large release); None when it asked for nothing.
+    derived: Any = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -71,13 +78,7 @@ class LoadedRelease:
 
     def withdrawal(self, case_id: str, version: int) -> Withdrawn | None:
         """Whether ``case_id@version`` is withdrawn: by this release or by a later one."""
-        found = self.manifest.withdrawal(case_id, version)
-        if found is not None:
-            return found
-        for item in self.withdrawn_later:
-            if (item.case_id, item.version) == (case_id, version):
-                return item
-        return None
+        return _withdrawal(self.manifest, self.withdrawn_later, case_id, version)
 
     @property
     def current(self) -> tuple[ReleasedCase, ...]:
@@ -87,11 +88,70 @@ class LoadedRelease:
         return tuple(c for c in self.cases if self.manifest.withdrawal(*c.key) is None)
 
 
-def load_release(root: Path, version: str, *, canonical: bool = False) -> LoadedRelease:
-    """Release ``version`` from git, verified; raises CasebankError naming what does not match.
+@dataclass(frozen=True)
+class ReleaseReader:
+    """A release's manifest, catalog and policy, read and checked, with its cases still in
+    git: ``cases()`` reads, parses and verifies them one at a time, in case_id order, so a
+    reader that writes each case out as it comes (export) holds one case at a time."""
 
-    With ``canonical``, the cases' data and the catalog are their canonical content, as an
-    export bundle holds them (``casebank.serve.bundle``); without, as the files are written."""
+    root: Path
+    manifest: Manifest
+    manifest_raw: bytes
+    catalog_raw: bytes
+    catalog_data: dict[str, Any]
+    policy: Policy
+    withdrawn_later: tuple[Withdrawn, ...]
+    attachment_blobs: Mapping[str, Mapping[str, str]]  # case_id -> {path: blob id}
+
+    def withdrawal(self, case_id: str, version: int) -> Withdrawn | None:
+        """Whether ``case_id@version`` is withdrawn: by this release or by a later one."""
+        return _withdrawal(self.manifest, self.withdrawn_later, case_id, version)
+
+    def cases(
+        self, *, current: bool = False, derive: Callable[[dict[str, Any]], Any] | None = None
+    ) -> Iterator[ReleasedCase]:
+        """Every case of the release (``current``: only those it does not withdraw), verified
+        against the manifest as it is read; raises CasebankError at the first that is not.
+        ``derive`` (a module-level function) runs on each case's data where it is parsed, in
+        the worker processes of a large release, and its result is the case's ``derived``."""
+        version = self.manifest.version
+        entries = sorted(self.manifest.cases, key=lambda e: e.case_id)
+        if current:
+            entries = [e for e in entries if self.manifest.withdrawal(e.case_id, e.version) is None]
+        blobs = _blobs(self.root, entries)
+        jobs = ((e.path, raw) for e, (_, raw) in zip(entries, blobs, strict=True))
+        # Parsing dominates; below a few hundred cases a worker pool costs more than it saves.
+        parse = partial(_parse_chunk, derive=derive) if derive is not None else _parse_chunk
+        parsed = map_chunks(parse, jobs, size=50, start="fork", parallel=len(entries) > _POOL_FROM)
+        for entry, (data, digest, derived) in zip(entries, parsed, strict=True):
+            folder = self.attachment_blobs.get(entry.case_id, {})
+            blobs = git.read_blobs(self.root, folder.values()) if folder else iter(())
+            files = dict(zip(folder, (raw for _, raw in blobs), strict=True))
+            _check_content(version, entry, data, digest, files)
+            assert data is not None
+            yield ReleasedCase(entry, data, files, derived)
+
+
+def _blobs(root: Path, entries: list[CaseEntry]) -> Iterator[tuple[str, bytes]]:
+    """The entries' blobs, read as they are asked for."""
+    return git.read_blobs(root, (e.blob for e in entries))
+
+
+def _withdrawal(
+    manifest: Manifest, later: tuple[Withdrawn, ...], case_id: str, version: int
+) -> Withdrawn | None:
+    found = manifest.withdrawal(case_id, version)
+    if found is not None:
+        return found
+    for item in later:
+        if (item.case_id, item.version) == (case_id, version):
+            return item
+    return None
+
+
+def open_release(root: Path, version: str) -> ReleaseReader:
+    """Release ``version`` from git, its manifest, catalog and policy checked, its cases
+    still to read; raises CasebankError naming what does not match."""
     if parse_version(version) is None:
         raise UsageError(f"--release {version!r}: expected X.Y.Z")
     git.check_repository(root)
@@ -121,37 +181,41 @@ def load_release(root: Path, version: str, *, canonical: bool = False) -> Loaded
     attachment_blobs = _attachment_blobs(root, manifest)
     policy_name = f"{manifest.source_commit}:{POLICY_FILE}"
     policy_blob = git.resolve_objects(root, [policy_name])[policy_name]
-    wanted = [manifest.catalog_blob, *(e.blob for e in manifest.cases)]
-    wanted += [policy_blob[0]] if policy_blob else []
-    wanted += [oid for folder in attachment_blobs.values() for oid in folder.values()]
+    wanted = [manifest.catalog_blob, *([policy_blob[0]] if policy_blob else [])]
     contents = dict(git.read_blobs(root, dict.fromkeys(wanted)))
     catalog_raw = contents[manifest.catalog_blob]
     catalog = load_document("catalog.yaml", catalog_raw).document
     if catalog is None:
         raise CasebankError(f"release {version}: its catalog does not load", _VERIFY)
-    jobs = [(e.path, contents[e.blob]) for e in manifest.cases]
-    # Parsing dominates; below a few hundred cases a worker pool costs more than it saves.
-    parsed = map_chunks(_parse_chunk, jobs, start="fork", parallel=len(jobs) > _POOL_FROM)
-    cases = []
-    for entry, (data, digest) in zip(manifest.cases, parsed, strict=True):
-        files = {rel: contents[oid] for rel, oid in attachment_blobs.get(entry.case_id, {}).items()}
-        _check_content(version, entry, data, digest, files)
-        assert data is not None
-        cases.append(ReleasedCase(entry, data, files))
     later = _later_withdrawals(root, head, manifest)
     policy = load_policy(contents[policy_blob[0]] if policy_blob else None)
-    catalog_data = catalog.data
+    return ReleaseReader(
+        root, manifest, manifest_raw, catalog_raw, catalog.data, policy, later, attachment_blobs
+    )
+
+
+def load_release(root: Path, version: str, *, canonical: bool = False) -> LoadedRelease:
+    """Release ``version`` from git, verified, every case read (``open_release`` reads them
+    one at a time); raises CasebankError naming what does not match.
+
+    With ``canonical``, the cases' data and the catalog are their canonical content, as an
+    export bundle holds them (``casebank.serve.bundle``); without, as the files are written."""
+    reader = open_release(root, version)
+    cases = tuple(reader.cases())
+    catalog_data = reader.catalog_data
     if canonical:
-        cases = [ReleasedCase(c.entry, canonical_data(c.data), c.attachments) for c in cases]
+        cases = tuple(
+            ReleasedCase(c.entry, canonical_data(c.data), c.attachments, c.derived) for c in cases
+        )
         catalog_data = canonical_data(catalog_data)
     return LoadedRelease(
-        manifest,
-        manifest_raw,
-        catalog_raw,
+        reader.manifest,
+        reader.manifest_raw,
+        reader.catalog_raw,
         catalog_data,
-        tuple(sorted(cases, key=lambda c: c.entry.case_id)),
-        policy,
-        later,
+        cases,
+        reader.policy,
+        reader.withdrawn_later,
     )
 
 
@@ -164,13 +228,15 @@ def _listed(root: Path, head: str) -> list[Path]:
 
 
 def _parse_chunk(
-    jobs: list[tuple[str, bytes]],
-) -> list[tuple[dict[str, Any] | None, CaseDigest]]:
+    jobs: list[tuple[str, bytes]], derive: Callable[[dict[str, Any]], Any] | None = None
+) -> list[tuple[dict[str, Any] | None, CaseDigest, Any]]:
     done = []
     for file, raw in jobs:
         loaded = load_document(file, raw)
         data = loaded.document.data if loaded.document is not None else None
-        done.append((data, digest_data(raw, data)))
+        digest = digest_data(raw, data)
+        derived = derive(data) if derive is not None and data is not None and digest.valid else None
+        done.append((data, digest, derived))
     return done
 
 

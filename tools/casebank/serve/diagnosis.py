@@ -174,6 +174,11 @@ _CONTEXT = (
 # ("... requiring acetylcysteine", "possible ESBL given recent travel").
 _DROPS = frozenset(["requiring", "needing", "given", "for"])
 _CONNECTORS = tuple((p.split(), p in _CAUSES) for p in (*_CAUSES, *_CONTEXT))
+# The same connectors by their first word, each list in _CONNECTORS' order (the first that
+# matches wins), so a word that starts none costs one dictionary lookup.
+_CONNECTORS_FROM: dict[str, list[tuple[list[str], bool]]] = {}
+for _parts, _cause in _CONNECTORS:
+    _CONNECTORS_FROM.setdefault(_parts[0], []).append((_parts, _cause))
 # Words that describe how a diagnosis was made or presents, never another condition.
 DESCRIPTORS = frozenset(
     [
@@ -298,7 +303,7 @@ def _split(words: list[str]) -> _Parts:
 
 
 def _connector(words: list[str], i: int) -> tuple[int, bool]:
-    for parts, cause in _CONNECTORS:
+    for parts, cause in _CONNECTORS_FROM.get(words[i], ()):
         if words[i : i + len(parts)] == parts:
             return len(parts), cause
     return 0, False
@@ -312,11 +317,14 @@ def _content(words: Iterable[str]) -> tuple[set[str], set[str]]:
     skip = False
     for i, word in enumerate(listed):
         following = listed[i + 1] if i + 1 < len(listed) else ""
-        # "stage 3b", "grade I", but "high-grade adhesive obstruction" names no grade
-        graded = bool(following) and (len(following) <= 3 or any(c.isdigit() for c in following))
         if skip:
             skip = False
-        elif word in _STAGED and graded:
+        # "stage 3b", "grade I", but "high-grade adhesive obstruction" names no grade
+        elif (
+            word in _STAGED
+            and bool(following)
+            and (len(following) <= 3 or any(c.isdigit() for c in following))
+        ):
             qualifiers.add(f"{word}:{_ROMAN.get(following, following)}")
             skip = True
         elif word in _KEEP_NEXT and following:
@@ -737,12 +745,25 @@ def facts_of(
     return affirmed, negated - affirmed
 
 
-def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> DiagnosisKey:
-    """What matching needs of one case (``abbreviations``: the catalog's, as written)."""
+_folded_for: list[tuple[Mapping[str, str], dict[str, str]]] = []  # the last catalog's
+
+
+def _folded(abbreviations: Mapping[str, str]) -> dict[str, str]:
+    """The abbreviations folded as diagnoses are, once per catalog (the same mapping object
+    is asked for again for every case of a run)."""
+    if _folded_for and _folded_for[0][0] is abbreviations:
+        return _folded_for[0][1]
     folded = {
         " ".join(re.findall(r"[a-z0-9]+", _clean(k))): " ".join(re.findall(r"[a-z0-9]+", _clean(v)))
         for k, v in abbreviations.items()
     }
+    _folded_for[:] = [(abbreviations, folded)]
+    return folded
+
+
+def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> DiagnosisKey:
+    """What matching needs of one case (``abbreviations``: the catalog's, as written)."""
+    folded = _folded(abbreviations)
     truth = _dict(data.get("ground_truth"))
     accepted = _dict(_dict(data.get("scoring")).get("acceptable_answers"))
     given = truth.get("final_diagnosis")

@@ -23,21 +23,21 @@ columnar reader (Arrow, `datasets`) cannot type as one column.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from casebank import markdown
 from casebank.errors import CasebankError, SetupError
-from casebank.format.canonical import canonical_json
+from casebank.format.canonical import canonical_json, sha256_hex
 from casebank.release.manifest import Manifest
-from casebank.release.released import LoadedRelease, ReleasedCase
+from casebank.release.released import ReleasedCase, ReleaseReader
 from casebank.serve.views import view
 
-FORMATS = ("jsonl", "parquet")
 MANIFEST_FILE = "manifest.json"
 CATALOG_FILE = "catalog.json"
 SUMS_FILE = "SHA256SUMS"
@@ -82,8 +82,15 @@ def _text(value: Any) -> str:
     return canonical_json(value).decode("utf-8")
 
 
+def texts(data: dict[str, Any]) -> tuple[str, str]:
+    """A record's two JSON texts: the patient view and the whole case (computed where the case
+    is parsed: ``ReleaseReader.cases(derive=texts)``)."""
+    return _text(view(data, "patient")), _text(data)
+
+
 def record(release: str, case: ReleasedCase) -> dict[str, Any]:
     entry = case.entry
+    patient, whole = case.derived if case.derived is not None else texts(case.data)
     metadata = case.data.get("metadata")
     language = metadata.get("language") if isinstance(metadata, dict) else None
     provenance = entry.provenance or {}
@@ -99,31 +106,46 @@ def record(release: str, case: ReleasedCase) -> dict[str, Any]:
         "licence": provenance.get("licence", ""),
         "source": provenance.get("source", ""),
         "attachments": [{"path": p, "sha256": h} for p, h in sorted(entry.attachments.items())],
-        "patient": _text(view(case.data, "patient")),
-        "case": _text(case.data),
+        "patient": patient,
+        "case": whole,
     }
 
 
-def records(loaded: LoadedRelease) -> list[dict[str, Any]]:
-    """One record per case version the release does not withdraw, by case_id."""
-    return [record(loaded.manifest.version, c) for c in loaded.current]
+class Sink(Protocol):
+    """Where a writer puts its bytes (a workspace.StreamedFile)."""
+
+    def write(self, data: bytes, /) -> int: ...
 
 
-def jsonl(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    lines = (json.dumps(row, ensure_ascii=False, sort_keys=False) for row in rows)
-    return "".join(f"{line}\n" for line in lines).encode("utf-8")
+class _HashedSink(Sink, Protocol):
+    @property
+    def sha256(self) -> str: ...
 
 
-def parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """The records as Parquet, through pyarrow (the `export` extra)."""
+def jsonl(rows: Iterable[Mapping[str, Any]], sink: Sink) -> None:
+    """One JSON object per line, written as each record comes."""
+    for row in rows:
+        sink.write(f"{json.dumps(row, ensure_ascii=False, sort_keys=False)}\n".encode())
+
+
+def _require_pyarrow() -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
     except ImportError:
         raise SetupError(
             "--format parquet needs pyarrow",
             'install it in the clone: python3 -m pip install -e ".[export]" (nox -s bundle does)',
         ) from None
+
+
+def parquet(rows: Iterable[Mapping[str, Any]], sink: Sink) -> None:
+    """The records as Parquet, through pyarrow (the `export` extra). One row group, so the
+    columns' texts are held until the end (the parsed cases are not)."""
+    _require_pyarrow()
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     schema = pa.schema(
         [
             ("case_id", pa.string()),
@@ -149,10 +171,38 @@ def parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
         for name in COLUMNS:
             columns[name].append(row[name])
     table = pa.Table.from_pydict(columns, schema=schema)
-    sink = io.BytesIO()
+    written = io.BytesIO()
     # No statistics or page index that depend on the writer's defaults; one row group.
-    pq.write_table(table, sink, compression="zstd", write_statistics=False, use_dictionary=False)
-    return sink.getvalue()
+    pq.write_table(table, written, compression="zstd", write_statistics=False, use_dictionary=False)
+    sink.write(written.getvalue())
+
+
+@dataclass(frozen=True)
+class Writer:
+    """One export format: how the records become its data file (``cases.<format>``), what it
+    needs installed (checked before anything is read), and that extra's name for the help."""
+
+    write: Callable[[Iterable[Mapping[str, Any]], Sink], None]
+    require: Callable[[], None] | None = None
+    extra: str = ""
+
+
+# Every export format, in one place: a new format is one entry here (and its docs).
+WRITERS: Mapping[str, Writer] = {
+    "jsonl": Writer(jsonl),
+    "parquet": Writer(parquet, require=_require_pyarrow, extra="export"),
+}
+FORMATS = tuple(WRITERS)
+
+
+def format_help() -> str:
+    """--format's help: the formats that need an extra say which."""
+    extras = [
+        f'{name} needs pyarrow: in the clone, `python3 -m pip install -e ".[{w.extra}]"`'
+        for name, w in WRITERS.items()
+        if w.extra
+    ]
+    return "format of the cases file" + (f" ({'; '.join(extras)})" if extras else "")
 
 
 def _size_category(count: int) -> str:
@@ -162,8 +212,13 @@ def _size_category(count: int) -> str:
     return "100K<n<1M"
 
 
+class _Release(Protocol):
+    @property
+    def manifest(self) -> Manifest: ...
+
+
 def dataset_card(
-    loaded: LoadedRelease, rows: Sequence[Mapping[str, Any]], data_file: str, name: str
+    loaded: _Release, rows: Sequence[Mapping[str, Any]], data_file: str, name: str
 ) -> str:
     """README.md: Hugging Face front matter, then a description generated from the release."""
     manifest = loaded.manifest
@@ -212,7 +267,7 @@ def _table(title: str, counts: Counter[str]) -> list[str]:
 
 
 def _description(
-    loaded: LoadedRelease,
+    loaded: _Release,
     rows: Sequence[Mapping[str, Any]],
     data_file: str,
     name: str,
@@ -349,11 +404,11 @@ def _changes(manifest: Manifest) -> list[str]:
     return [*lines, ""]
 
 
-def catalog_json(loaded: LoadedRelease) -> bytes:
+def catalog_json(loaded: ReleaseReader) -> bytes:
     """The release's catalog as canonical JSON; its SHA-256 is the manifest's catalog.sha256
     (the canonical hash of catalog.yaml), which a bundle's reader checks."""
     raw = canonical_json(loaded.catalog_data)
-    if hashlib.sha256(raw).hexdigest() != loaded.manifest.catalog_sha256:
+    if sha256_hex(raw) != loaded.manifest.catalog_sha256:
         raise CasebankError(
             f"release {loaded.manifest.version}: its catalog's canonical SHA-256 is not the "
             "manifest's catalog.sha256",
@@ -362,20 +417,48 @@ def catalog_json(loaded: LoadedRelease) -> bytes:
     return raw
 
 
-def bundle(loaded: LoadedRelease, format: str = "jsonl") -> dict[str, bytes]:
-    """Every file of the bundle (relative path -> bytes), SHA256SUMS included."""
-    name = loaded.policy.name
-    rows = records(loaded)
+class _Folder(Protocol):
+    def write(self, relative: str, content: bytes) -> None: ...
+
+    def stream(self, relative: str) -> AbstractContextManager[_HashedSink]: ...
+
+
+# What the dataset card reads of each record: kept while the records themselves stream past.
+_CARD_FIELDS = ("licence", "language", "specialty", "difficulty")
+
+
+def write_bundle(reader: ReleaseReader, format: str, folder: _Folder) -> int:
+    """Write the bundle into ``folder`` (a workspace.FolderWriter) as it is made: each record
+    as its case is read and verified, every file's SHA-256 as it is written, SHA256SUMS
+    last. Memory stays flat in the number of cases. Returns the number of records."""
+    writer = WRITERS[format]
+    if writer.require is not None:
+        writer.require()
     data_file = f"cases.{format}"
-    files: dict[str, bytes] = {data_file: jsonl(rows) if format == "jsonl" else parquet(rows)}
-    for case in loaded.current:
-        for rel, raw in sorted(case.attachments.items()):
-            files[f"attachments/{case.entry.case_id}/{rel}"] = raw
-    files[MANIFEST_FILE] = loaded.manifest_raw
-    files[CATALOG_FILE] = catalog_json(loaded)
-    files["README.md"] = dataset_card(loaded, rows, data_file, name).encode("utf-8")
-    sums = "".join(
-        f"{hashlib.sha256(raw).hexdigest()}  {path}\n" for path, raw in sorted(files.items())
-    )
-    files[SUMS_FILE] = sums.encode("utf-8")
-    return files
+    sums: dict[str, str] = {}
+    card_rows: list[dict[str, Any]] = []
+    version = reader.manifest.version
+
+    def rows() -> Iterable[dict[str, Any]]:
+        for case in reader.cases(current=True, derive=texts):
+            row = record(version, case)
+            card_rows.append({k: row[k] for k in _CARD_FIELDS})
+            for rel, raw in sorted(case.attachments.items()):
+                path = f"attachments/{case.entry.case_id}/{rel}"
+                folder.write(path, raw)
+                sums[path] = sha256_hex(raw)
+            yield row
+
+    with folder.stream(data_file) as sink:
+        writer.write(rows(), sink)
+    sums[data_file] = sink.sha256
+    folder.write(MANIFEST_FILE, reader.manifest_raw)
+    sums[MANIFEST_FILE] = sha256_hex(reader.manifest_raw)
+    catalog = catalog_json(reader)
+    folder.write(CATALOG_FILE, catalog)
+    sums[CATALOG_FILE] = sha256_hex(catalog)
+    card = dataset_card(reader, card_rows, data_file, reader.policy.name).encode("utf-8")
+    folder.write("README.md", card)
+    sums["README.md"] = sha256_hex(card)
+    folder.write(SUMS_FILE, "".join(f"{h}  {p}\n" for p, h in sorted(sums.items())).encode())
+    return len(card_rows)

@@ -152,8 +152,17 @@ def normalise(text: str, abbreviations: Mapping[str, str] = {}) -> str:
     return " ".join(out)
 
 
+_normalised_for: list[tuple[Mapping[str, str], dict[str, str]]] = []  # the last catalog's
+
+
 def _abbreviations(catalog: Catalog) -> dict[str, str]:
-    return {normalise(short): normalise(long) for short, long in catalog.abbreviations.items()}
+    """The catalog's abbreviations normalised, once per catalog (asked for by every case)."""
+    table = catalog.abbreviations
+    if _normalised_for and _normalised_for[0][0] is table:
+        return _normalised_for[0][1]
+    normalised = {normalise(short): normalise(long) for short, long in table.items()}
+    _normalised_for[:] = [(table, normalised)]
+    return normalised
 
 
 # --- what scoring needs of a case ----------------------------------------------------------

@@ -52,10 +52,31 @@ def _form(node: Field, value: Any) -> Field:
     return node
 
 
+_AUDIENCES_BELOW: dict[Field, frozenset[str | None]] = {}
+
+
+def _audiences(node: Field) -> frozenset[str | None]:
+    """Every audience in ``node``'s subtree (its alternatives included), found once per node:
+    a subtree without the role's audience holds nothing the role sees."""
+    found = _AUDIENCES_BELOW.get(node)
+    if found is None:
+        below: set[str | None] = {node.audience}
+        for child in (
+            *(node.fields.values() if node.fields is not None else ()),
+            *(c for c in (node.items, node.values) if c is not None),
+            *node.choices,
+        ):
+            below |= _audiences(child)
+        found = _AUDIENCES_BELOW[node] = frozenset(below)
+    return found
+
+
 def _keep(node: Field, value: Any, role: str) -> Any:
     """``value`` as the role sees it, or _NOTHING. Mappings with named fields are filtered key
     by key (so a field unknown to the schema is dropped), mappings of chosen keys value by
     value; anything else is the role's whole or not at all."""
+    if role not in _audiences(node):
+        return _NOTHING
     node = _form(node, value)
     if node.values is not None and node.fields is None and isinstance(value, dict):
         out = {}

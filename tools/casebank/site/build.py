@@ -14,7 +14,7 @@ examiner section (closed by default) ``view(data, "examiner")``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -71,10 +71,8 @@ def build_site(site: SiteInput, env: jinja2.Environment | None = None) -> dict[s
     files = {f"static/{name}": (STATIC / name).read_bytes() for name in STATIC_FILES}
     released = {r.version for r in site.releases}
     files["index.html"] = _render(env, "index.html.j2", index_context(site))
-    for case in site.cases:
-        files[f"cases/{case.case_id}.html"] = _render(
-            env, "case.html.j2", case_context(site, case, released)
-        )
+    for case, page in zip(site.cases, _case_pages(site, env, released), strict=True):
+        files[f"cases/{case.case_id}.html"] = page
         files.update(published(case.case_id, case.attachments))
     shown = {c.case_id for c in site.cases}
     for release in site.releases:
@@ -82,6 +80,39 @@ def build_site(site: SiteInput, env: jinja2.Environment | None = None) -> dict[s
             env, "release.html.j2", release_context(site, release, shown)
         )
     return files
+
+
+# From this many cases on, the case pages are rendered in forked worker processes (each page
+# depends only on the site and its case, so the bytes are the same either way).
+_POOL_FROM = 400
+_SHARED: list[tuple[SiteInput, jinja2.Environment, set[str]]] = []  # what forked workers read
+
+
+def _case_pages(site: SiteInput, env: jinja2.Environment, released: set[str]) -> Iterator[bytes]:
+    """Every case's page, in order: rendering dominates a large site's build."""
+    import multiprocessing
+
+    from casebank.parallel import map_chunks
+
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    _SHARED[:] = [(site, env, released)]
+    try:
+        yield from map_chunks(
+            _render_cases,
+            range(len(site.cases)),
+            size=50,
+            start="fork",
+            parallel=fork and len(site.cases) >= _POOL_FROM,
+        )
+    finally:
+        _SHARED.clear()
+
+
+def _render_cases(indices: list[int]) -> list[bytes]:
+    site, env, released = _SHARED[0]  # inherited by a forked worker, or this process's own
+    return [
+        _render(env, "case.html.j2", case_context(site, site.cases[i], released)) for i in indices
+    ]
 
 
 def _render(env: jinja2.Environment, template: str, context: Mapping[str, Any]) -> bytes:

@@ -270,7 +270,7 @@ def _component(
     if test is None:
         hint = _member_hint(panel) if panel is not None else unknown_hint(ctx, component)
         yield Finding(path, f"`{component}` is not a test in the catalog", hint, at_key=True)
-    elif panel is not None and fold(test.name) not in {fold(c) for c in panel.components}:
+    elif panel is not None and not ctx.catalog.is_component(panel, test):
         yield Finding(
             path,
             f"`{component}` is not part of the `{panel.name}` panel",

@@ -60,7 +60,10 @@ def one_line_breaks(doc: Document) -> Iterator[Finding]:
             value = value.get(step) if isinstance(value, dict) else None
         places += [(path, text, False) for path, text in texts_at(value, field)]
     places += [(t.path, t.name, t.is_key) for t in named_tests(data)]
-    places += [(path, str(path[-1]), True) for path in _keys(data, ())]
+    # Every key the loader read is in key_positions: one search over them all finds whether
+    # any holds a break, before walking the data for each key's path.
+    if LINE_BREAK.search("".join(str(path[-1]) for path in doc.key_positions)):
+        places += [(path, str(path[-1]), True) for path in _keys(data, ())]
     for path, text, is_key in places:
         char = _broken(text, is_key)
         if not char or (path, is_key) in seen:
