@@ -193,6 +193,15 @@ def test_the_dataset_card_has_hugging_face_front_matter(
         {"config_name": "default", "data_files": [{"split": "test", "path": "cases.jsonl"}]}
     ]
     assert "| emergency_medicine | 3 |" in card and "The first release." in card
+    # The patients counted as the README and the site count them (format.coverage's bands).
+    from casebank.format.coverage import Coverage
+
+    cases = [
+        yaml.safe_load((released.root / f"cases/{c}.yaml").read_text())
+        for c in ("alpha", "beta", "gamma")
+    ]
+    bands = ", ".join(f"{n} {band}" for band, n in Coverage.of(cases).age_counts())
+    assert f"3 cases, 1 distinct final diagnoses; patients: 3 male; ages: {bands}." in card
 
 
 def test_the_bundle_loads_in_datasets_offline(

@@ -45,15 +45,19 @@ class Coverage:
     def of(cls, cases: Iterable[Mapping[str, Any]]) -> Coverage:
         found = cls()
         for data in cases:
-            meta, patient = _section(data, "metadata"), _section(data, "patient")
-            specialty = str(meta.get("specialty") or "unstated")
-            found.table[(specialty, str(meta.get("difficulty") or "unstated"))] += 1
-            found.sexes[str(patient.get("sex") or "unstated")] += 1
-            found.ages[age_band(patient.get("age"))] += 1
-            final = _section(data, "ground_truth").get("final_diagnosis")
-            if isinstance(final, str):
-                found.diagnoses.add(final.casefold())
+            found.add(data)
         return found
+
+    def add(self, data: Mapping[str, Any]) -> None:
+        """Count one more case (a reader that streams its cases counts each as it passes)."""
+        meta, patient = _section(data, "metadata"), _section(data, "patient")
+        specialty = str(meta.get("specialty") or "unstated")
+        self.table[(specialty, str(meta.get("difficulty") or "unstated"))] += 1
+        self.sexes[str(patient.get("sex") or "unstated")] += 1
+        self.ages[age_band(patient.get("age"))] += 1
+        final = _section(data, "ground_truth").get("final_diagnosis")
+        if isinstance(final, str):
+            self.diagnoses.add(final.casefold())
 
     @property
     def total(self) -> int:

@@ -31,9 +31,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import yaml
+
 from casebank import markdown
 from casebank.errors import CasebankError, SetupError
 from casebank.format.canonical import canonical_json, sha256_hex
+from casebank.format.coverage import Coverage
 from casebank.release.manifest import Manifest
 from casebank.release.released import ReleasedCase, ReleaseReader
 from casebank.serve.views import view
@@ -218,7 +221,11 @@ class _Release(Protocol):
 
 
 def dataset_card(
-    loaded: _Release, rows: Sequence[Mapping[str, Any]], data_file: str, name: str
+    loaded: _Release,
+    rows: Sequence[Mapping[str, Any]],
+    data_file: str,
+    name: str,
+    coverage: Coverage,
 ) -> str:
     """README.md: Hugging Face front matter, then a description generated from the release."""
     manifest = loaded.manifest
@@ -227,37 +234,35 @@ def dataset_card(
     ordered = [dataset_licence, *sorted(set(licences) - {dataset_licence})]
     hf = [_HF_LICENCES.get(licence, "other") for licence in ordered if licence]
     languages = sorted({str(r["language"]).split("-")[0] for r in rows if r["language"]})
-    front = [
-        "---",
-        f"pretty_name: {json.dumps(f'{name} {manifest.version}')}",
-        "license:",
-        *(f"- {h}" for h in dict.fromkeys(hf)),
-    ]
+    front: dict[str, Any] = {
+        "pretty_name": f"{name} {manifest.version}",
+        "license": list(dict.fromkeys(hf)),
+    }
     if "other" in hf:
-        others = [lic for lic in ordered if lic not in _HF_LICENCES]
-        front.append(f"license_name: {json.dumps(', '.join(others))}")
-    front += [
-        "language:",
-        *(f"- {lang}" for lang in languages or ["en"]),
-        "size_categories:",
-        f"- {_size_category(len(rows))}",
-        "task_categories:",
-        "- question-answering",
-        "- text-generation",
-        "tags:",
-        "- medical",
-        "- clinical-cases",
-        "- osce",
-        "- evaluation",
-        "configs:",
-        "- config_name: default",
-        "  data_files:",
-        "  - split: test",
-        f"    path: {data_file}",
-        "---",
+        front["license_name"] = ", ".join(lic for lic in ordered if lic not in _HF_LICENCES)
+    front |= {
+        "language": languages or ["en"],
+        "size_categories": [_size_category(len(rows))],
+        "task_categories": ["question-answering", "text-generation"],
+        "tags": ["medical", "clinical-cases", "osce", "evaluation"],
+        "configs": [
+            {"config_name": "default", "data_files": [{"split": "test", "path": data_file}]}
+        ],
+    }
+    # PyYAML writes the front matter (quoting what needs it), in the order given.
+    matter = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, default_flow_style=False)
+    return f"---\n{matter}---\n" + _description(loaded, rows, data_file, name, ordered, coverage)
+
+
+def _patients(coverage: Coverage) -> list[str]:
+    """The patients as the README and the site count them (format.coverage's age bands)."""
+    people = ", ".join(f"{n} {markdown.text(k)}" for k, n in sorted(coverage.sexes.items()))
+    bands = ", ".join(f"{n} {band}" for band, n in coverage.age_counts())
+    return [
+        f"{coverage.total} cases, {len(coverage.diagnoses)} distinct final diagnoses; patients: "
+        f"{people}; ages: {bands}.",
         "",
     ]
-    return "\n".join(front) + _description(loaded, rows, data_file, name, ordered)
 
 
 def _table(title: str, counts: Counter[str]) -> list[str]:
@@ -272,6 +277,7 @@ def _description(
     data_file: str,
     name: str,
     licences: list[str],
+    coverage: Coverage,
 ) -> str:
     manifest = loaded.manifest
     name = markdown.text(name)
@@ -293,8 +299,11 @@ def _description(
         "",
         "## Coverage",
         "",
-        *_table("specialty", Counter(str(r["specialty"]) for r in rows)),
-        *_table("difficulty", Counter(str(r["difficulty"]) for r in rows)),
+        *_table(
+            "specialty", Counter({s: coverage.count(specialty=s) for s in coverage.specialties})
+        ),
+        *_table("difficulty", Counter({lv: coverage.count(level=lv) for lv in coverage.levels})),
+        *_patients(coverage),
         "## Changes since the previous release",
         "",
     ]
@@ -437,12 +446,14 @@ def write_bundle(reader: ReleaseReader, format: str, folder: _Folder) -> int:
     data_file = f"cases.{format}"
     sums: dict[str, str] = {}
     card_rows: list[dict[str, Any]] = []
+    coverage = Coverage()
     version = reader.manifest.version
 
     def rows() -> Iterable[dict[str, Any]]:
         for case in reader.cases(current=True, derive=texts):
             row = record(version, case)
             card_rows.append({k: row[k] for k in _CARD_FIELDS})
+            coverage.add(case.data)
             for rel, raw in sorted(case.attachments.items()):
                 path = f"attachments/{case.entry.case_id}/{rel}"
                 folder.write(path, raw)
@@ -457,8 +468,9 @@ def write_bundle(reader: ReleaseReader, format: str, folder: _Folder) -> int:
     catalog = catalog_json(reader)
     folder.write(CATALOG_FILE, catalog)
     sums[CATALOG_FILE] = sha256_hex(catalog)
-    card = dataset_card(reader, card_rows, data_file, reader.policy.name).encode("utf-8")
-    folder.write("README.md", card)
-    sums["README.md"] = sha256_hex(card)
+    card = dataset_card(reader, card_rows, data_file, reader.policy.name, coverage)
+    card_bytes = card.encode("utf-8")
+    folder.write("README.md", card_bytes)
+    sums["README.md"] = sha256_hex(card_bytes)
     folder.write(SUMS_FILE, "".join(f"{h}  {p}\n" for p, h in sorted(sums.items())).encode())
     return len(card_rows)
