@@ -106,8 +106,8 @@ def _setup(repo: Path, count: int, env: dict[str, str]) -> None:
         raise SystemExit(f"release 1.0.0 failed: {released.stderr}")
 
 
-def _submissions(bundle: Path, out: Path) -> None:
-    """One gold-standard submission per exported case."""
+def gold_submissions(bundle: Path) -> list[str]:
+    """One gold-standard submission per exported case, as JSON lines (run.py's too)."""
     lines = []
     with (bundle / "cases.jsonl").open(encoding="utf-8") as rows:
         for line in rows:
@@ -120,7 +120,11 @@ def _submissions(bundle: Path, out: Path) -> None:
             row = {"case_id": record["case_id"], "version": record["version"],
                    "diagnosis": diagnosis, "tests": tests, "plan": plan}  # fmt: skip
             lines.append(json.dumps(row))
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
+def _submissions(bundle: Path, out: Path) -> None:
+    out.write_text("\n".join(gold_submissions(bundle)) + "\n", encoding="utf-8")
 
 
 FIGURES = (

@@ -306,19 +306,9 @@ def _inline_lines(script: str, *argv: Path) -> list[float]:
 
 def _submissions(bundle: Path, work: Path) -> tuple[Path, Path]:
     """One gold-standard submission per exported case, and a file with only the first."""
-    import json
+    from fullsize import gold_submissions
 
-    lines = []
-    for line in (bundle / "cases.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        case = json.loads(record["case"])
-        must = case.get("investigations", {}).get("expected", {}).get("must_order", [])
-        tests = [m if isinstance(m, str) else m.get("test", "") for m in must]
-        plan = case.get("management_gold", {}).get("treatment_plan", [])
-        diagnosis = case["ground_truth"]["final_diagnosis"]
-        row = {"case_id": record["case_id"], "version": record["version"], "diagnosis": diagnosis,
-               "tests": tests, "plan": plan}  # fmt: skip
-        lines.append(json.dumps(row))
+    lines = gold_submissions(bundle)
     every, one = work / "submissions.jsonl", work / "one.jsonl"
     every.write_text("\n".join(lines) + "\n", encoding="utf-8")
     one.write_text(lines[0] + "\n", encoding="utf-8")
