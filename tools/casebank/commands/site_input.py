@@ -32,7 +32,7 @@ from casebank.format.policy import DEFAULT_LICENCE, load_policy
 from casebank.parallel import map_chunks
 from casebank.release import git
 from casebank.release.diff import MISSING, CaseState, diff_cases, show_value
-from casebank.release.history import ReleasedVersion
+from casebank.release.history import ReleasedVersion, released_events
 from casebank.release.manifest import (
     DATASET_NAME,
     Author,
@@ -388,34 +388,6 @@ class _History:
             "credited_in": release,
             "provenance": dict(entry.provenance),
         }
-
-
-def released_events(manifests: Sequence[Manifest]) -> dict[str, list[ReleasedVersion]]:
-    """``release.history.released_versions`` for every case at once: the same events in the
-    same order, in one pass over the manifests' change lists (asking per case would scan every
-    change list once per case, which is quadratic in the size of the dataset)."""
-    events: dict[str, list[ReleasedVersion]] = {}
-    for manifest in manifests:
-        added = {a.case_id for a in manifest.added}
-        changed = {c.case_id: c for c in manifest.changed}
-        for case_id in sorted(added | set(changed)):
-            entry = manifest.case(case_id)
-            if entry is None:
-                continue
-            seen = events.setdefault(case_id, [])
-            if case_id in added:
-                kind = "re-added" if seen else "added"
-                seen.append(ReleasedVersion(manifest.version, kind, entry.version, entry))
-            else:
-                sections = changed[case_id].sections
-                seen.append(
-                    ReleasedVersion(manifest.version, "changed", entry.version, entry, sections)
-                )
-        for removed in manifest.removed:
-            events.setdefault(removed.case_id, []).append(
-                ReleasedVersion(manifest.version, "removed", removed.last_version, None)
-            )
-    return events
 
 
 def _attachments(files: Mapping[str, bytes]) -> tuple[Attachment, ...]:

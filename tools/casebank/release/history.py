@@ -592,25 +592,38 @@ class ReleasedVersion:
     sections: tuple[str, ...] = ()
 
 
+def released_events(manifests: Sequence[Manifest]) -> dict[str, list[ReleasedVersion]]:
+    """For every case, the releases (oldest first) in which it appeared, changed or
+    disappeared: one pass over the manifests' change lists (asking case by case would scan
+    every change list once per case, quadratic in the size of the dataset). The site's
+    history of every case and ``released_versions`` of one both read it."""
+    events: dict[str, list[ReleasedVersion]] = {}
+    for manifest in manifests:
+        added = {a.case_id for a in manifest.added}
+        changed = {c.case_id: c for c in manifest.changed}
+        for case_id in sorted(added | set(changed)):
+            entry = manifest.case(case_id)
+            if entry is None:
+                continue
+            seen = events.setdefault(case_id, [])
+            if case_id in added:
+                kind = "re-added" if seen else "added"
+                seen.append(ReleasedVersion(manifest.version, kind, entry.version, entry))
+            else:
+                sections = changed[case_id].sections
+                seen.append(
+                    ReleasedVersion(manifest.version, "changed", entry.version, entry, sections)
+                )
+        for removed in manifest.removed:
+            events.setdefault(removed.case_id, []).append(
+                ReleasedVersion(manifest.version, "removed", removed.last_version, None)
+            )
+    return events
+
+
 def released_versions(manifests: Iterable[Manifest], case_id: str) -> list[ReleasedVersion]:
     """The releases (oldest first) in which ``case_id`` appeared, changed or disappeared."""
-    events: list[ReleasedVersion] = []
-    for manifest in manifests:
-        entry = manifest.case(case_id)
-        changed = {c.case_id: c for c in manifest.changed}.get(case_id)
-        if entry is not None and any(a.case_id == case_id for a in manifest.added):
-            event = "re-added" if events else "added"
-            events.append(ReleasedVersion(manifest.version, event, entry.version, entry))
-        elif entry is not None and changed is not None:
-            events.append(
-                ReleasedVersion(manifest.version, "changed", entry.version, entry, changed.sections)
-            )
-        for removed in manifest.removed:
-            if removed.case_id == case_id:
-                events.append(
-                    ReleasedVersion(manifest.version, "removed", removed.last_version, None)
-                )
-    return events
+    return released_events(list(manifests)).get(case_id, [])
 
 
 def section_changes(
