@@ -675,3 +675,55 @@ def test_judge_items_asks_about_a_diagnosis_the_matcher_cannot_decide(
     )
     assert code == 0 and report is not None
     assert report["cases"][0]["components"]["diagnosis"] == 1.0
+
+
+def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`score` remembers each released case's canonical text by blob id in the cache folder;
+    a second run reads it back and scores the same. A remembered text edited to say another
+    diagnosis no longer hashes to the manifest's content hash: the case is parsed from git
+    again (and remembered as released), never scored as the cache says."""
+    from casebank.commands.serving import CASES_CACHE
+
+    rows = [submission()]
+    code, first, _ = run_score(capsys, released, tmp_path, rows)
+    assert code == 0 and first is not None and by_case(first)["alpha"]["components"]["diagnosis"]
+    cached = released.root / ".casebank-cache" / CASES_CACHE
+    stored = json.loads(cached.read_text("utf-8"))
+    [(blob, text)] = [(b, t) for b, t in stored["data"].items() if '"case_id":"alpha"' in t]
+    assert GOLD in text
+    code, again, _ = run_score(capsys, released, tmp_path, rows)
+    assert (code, again) == (0, first)
+    tampered = text.replace(GOLD, "Aortic dissection")
+    assert tampered != text
+    cached.write_text(json.dumps({**stored, "data": {**stored["data"], blob: tampered}}), "utf-8")
+    code, after, _ = run_score(capsys, released, tmp_path, rows)
+    assert (code, after) == (0, first)
+    assert json.loads(cached.read_text("utf-8"))["data"] == stored["data"]
+    # The same with the diagnosis that the tampered text names: it earns nothing.
+    cached.write_text(json.dumps({**stored, "data": {**stored["data"], blob: tampered}}), "utf-8")
+    code, other, _ = run_score(
+        capsys, released, tmp_path, [submission(diagnosis="Aortic dissection")]
+    )
+    assert code == 0 and other is not None
+    assert by_case(other)["alpha"]["components"]["diagnosis"] == 0.0
+
+
+@pytest.mark.parametrize("garbage", [b"", b"\xff\xfe", b"[]", b'{"key": 1}', b'{"data": {"x": 1}}'])
+def test_an_unreadable_case_memory_is_parsed_afresh(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], garbage: bytes
+) -> None:
+    from casebank.commands.serving import CASES_CACHE
+
+    code, first, _ = run_score(capsys, released, tmp_path, [submission()])
+    assert code == 0
+    cached = released.root / ".casebank-cache" / CASES_CACHE
+    stored = json.loads(cached.read_text("utf-8"))
+    for content in (
+        garbage,
+        json.dumps({**stored, "data": dict.fromkeys(stored["data"], "\ud800")}).encode(),
+    ):
+        cached.write_bytes(content)
+        code, again, _ = run_score(capsys, released, tmp_path, [submission()])
+        assert (code, again) == (0, first)

@@ -74,7 +74,8 @@ def release_from(args: argparse.Namespace) -> LoadedRelease:
     from casebank.release.released import load_release
     from casebank.workspace import find_root
 
-    return load_release(find_root(args.root), args.release, canonical=True)
+    root = find_root(args.root)
+    return load_release(root, args.release, canonical=True, memory=RememberedCases(root))
 
 
 def served_from(args: argparse.Namespace) -> Served:
@@ -200,6 +201,41 @@ def catalog_of(root: Path, raw: bytes) -> Catalog:
         return load_catalog(raw, CATALOG_FILE)  # raises, naming the place and how to see why
     _remember(root / CACHE_DIR, path, key, loaded.document.data)
     return build_catalog(loaded.document.data)
+
+
+CASES_CACHE = "release-cases.json"
+
+
+@dataclass(frozen=True)
+class RememberedCases:
+    """Released cases' canonical JSON text by blob id, in the cache folder under the loader's
+    code (``release.released.CaseMemory``): what lets a second score, judge-items or harness
+    run of a release parse nothing. The release reader trusts no text it reads here: it uses
+    one only when its SHA-256 is the manifest's content hash, and parses the case otherwise.
+    A missing, stale or unreadable file is an empty memory."""
+
+    root: Path
+
+    def read(self) -> dict[str, str]:
+        import json
+
+        from casebank.check.cache import CACHE_DIR
+
+        try:
+            stored = json.loads((self.root / CACHE_DIR / CASES_CACHE).read_text(encoding="utf-8"))
+            if isinstance(stored, dict) and stored.get("key") == _catalog_key(b""):
+                texts = stored["data"]
+                if isinstance(texts, dict):
+                    return {b: t for b, t in texts.items() if isinstance(t, str)}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return {}
+
+    def write(self, texts: dict[str, str]) -> None:
+        from casebank.check.cache import CACHE_DIR
+
+        folder = self.root / CACHE_DIR
+        _remember(folder, folder / CASES_CACHE, _catalog_key(b""), texts)
 
 
 def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:

@@ -18,16 +18,18 @@ holds them all.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import (
     CaseDigest,
     canonical_data,
+    canonical_json,
     content_hash,
     digest_data,
     sha256_hex,
@@ -49,6 +51,16 @@ from casebank.release.manifest import (
 
 _POOL_FROM = 400
 _VERIFY = "run `casebank verify`; restore the release's manifest, tag and history from git"
+
+
+class CaseMemory(Protocol):
+    """Where a reader keeps cases' canonical JSON text by blob id, between runs (the command
+    layer's cache folder). Nothing read from it is trusted: a case's text is used only when its
+    SHA-256 is the content hash the manifest records; any other is parsed from git afresh."""
+
+    def read(self) -> dict[str, str]: ...
+
+    def write(self, texts: dict[str, str]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -108,28 +120,65 @@ class ReleaseReader:
         return _withdrawal(self.manifest, self.withdrawn_later, case_id, version)
 
     def cases(
-        self, *, current: bool = False, derive: Callable[[dict[str, Any]], Any] | None = None
+        self,
+        *,
+        current: bool = False,
+        derive: Callable[[dict[str, Any]], Any] | None = None,
+        canonical: bool = False,
+        memory: CaseMemory | None = None,
     ) -> Iterator[ReleasedCase]:
         """Every case of the release (``current``: only those it does not withdraw), verified
         against the manifest as it is read; raises CasebankError at the first that is not.
         ``derive`` (a module-level function) runs on each case's data where it is parsed, in
-        the worker processes of a large release, and its result is the case's ``derived``."""
+        the worker processes of a large release, and its result is the case's ``derived``.
+
+        ``canonical`` gives each case's data as its canonical content; with ``memory`` too
+        (and no ``derive``), a case whose remembered canonical text hashes to the manifest's
+        content hash is read back from it, not parsed from git, and every case parsed is
+        remembered for the next reader."""
         version = self.manifest.version
         entries = sorted(self.manifest.cases, key=lambda e: e.case_id)
         if current:
             entries = [e for e in entries if self.manifest.withdrawal(e.case_id, e.version) is None]
-        blobs = _blobs(self.root, entries)
-        jobs = ((e.path, raw) for e, (_, raw) in zip(entries, blobs, strict=True))
+        remembered = memory.read() if memory is not None and canonical and derive is None else {}
+        hits: dict[str, tuple[str, str]] = {}  # blob -> (canonical text, its SHA-256)
+        for e in entries:
+            text = remembered.get(e.blob)
+            try:
+                sha = sha256_hex(text.encode("utf-8")) if text is not None else ""
+            except UnicodeEncodeError:  # a lone surrogate: no released case's text
+                continue
+            if text is not None and content_hash(sha, e.attachments) == e.sha256:
+                hits[e.blob] = (text, sha)
+        misses = [e for e in entries if e.blob not in hits]
+        blobs = _blobs(self.root, misses)
+        jobs = ((e.path, raw) for e, (_, raw) in zip(misses, blobs, strict=True))
         # Parsing dominates; below a few hundred cases a worker pool costs more than it saves.
         parse = partial(_parse_chunk, derive=derive) if derive is not None else _parse_chunk
-        parsed = map_chunks(parse, jobs, size=50, start="fork", parallel=len(entries) > _POOL_FROM)
-        for entry, (data, digest, derived) in zip(entries, parsed, strict=True):
+        parsed = iter(
+            map_chunks(parse, jobs, size=50, start="fork", parallel=len(misses) > _POOL_FROM)
+        )
+        fresh: dict[str, str] = {}
+        for entry in entries:
+            hit = hits.get(entry.blob)
+            if hit is not None:
+                data: dict[str, Any] | None = json.loads(hit[0])
+                digest, derived = CaseDigest(hit[1], valid=True), None
+            else:
+                data, digest, derived = next(parsed)
             folder = self.attachment_blobs.get(entry.case_id, {})
             blobs = git.read_blobs(self.root, folder.values()) if folder else iter(())
             files = dict(zip(folder, (raw for _, raw in blobs), strict=True))
             _check_content(version, entry, data, digest, files)
             assert data is not None
+            if canonical and hit is None:
+                text = canonical_json(data).decode("utf-8")
+                data = json.loads(text)
+                if memory is not None and derive is None:
+                    fresh[entry.blob] = text
             yield ReleasedCase(entry, data, files, derived)
+        if memory is not None and fresh:
+            memory.write({**remembered, **fresh})
 
 
 def _blobs(root: Path, entries: list[CaseEntry]) -> Iterator[tuple[str, bytes]]:
@@ -194,19 +243,19 @@ def open_release(root: Path, version: str) -> ReleaseReader:
     )
 
 
-def load_release(root: Path, version: str, *, canonical: bool = False) -> LoadedRelease:
+def load_release(
+    root: Path, version: str, *, canonical: bool = False, memory: CaseMemory | None = None
+) -> LoadedRelease:
     """Release ``version`` from git, verified, every case read (``open_release`` reads them
     one at a time); raises CasebankError naming what does not match.
 
     With ``canonical``, the cases' data and the catalog are their canonical content, as an
-    export bundle holds them (``casebank.serve.bundle``); without, as the files are written."""
+    export bundle holds them (``casebank.serve.bundle``); without, as the files are written.
+    ``memory`` (canonical only): see ``ReleaseReader.cases``."""
     reader = open_release(root, version)
-    cases = tuple(reader.cases())
+    cases = tuple(reader.cases(canonical=canonical, memory=memory))
     catalog_data = reader.catalog_data
     if canonical:
-        cases = tuple(
-            ReleasedCase(c.entry, canonical_data(c.data), c.attachments, c.derived) for c in cases
-        )
         catalog_data = canonical_data(catalog_data)
     return LoadedRelease(
         reader.manifest,
