@@ -677,6 +677,15 @@ def test_judge_items_asks_about_a_diagnosis_the_matcher_cannot_decide(
     assert report["cases"][0]["components"]["diagnosis"] == 1.0
 
 
+def _memory(path: Path) -> tuple[bytes, dict[bytes, bytes]]:
+    key, *lines = path.read_bytes().splitlines()
+    return key, dict(line.split(b" ", 1) for line in lines)
+
+
+def _remember(path: Path, key: bytes, texts: dict[bytes, bytes]) -> None:
+    path.write_bytes(b"".join([key + b"\n", *(b + b" " + t + b"\n" for b, t in texts.items())]))
+
+
 def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -690,19 +699,20 @@ def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     code, first, _ = run_score(capsys, released, tmp_path, rows)
     assert code == 0 and first is not None and by_case(first)["alpha"]["components"]["diagnosis"]
     cached = released.root / ".casebank-cache" / CASES_CACHE
-    stored = json.loads(cached.read_text("utf-8"))
-    [(blob, text)] = [(b, t) for b, t in stored["data"].items() if '"case_id":"alpha"' in t]
-    assert GOLD in text
+    key, stored = _memory(cached)
+    assert len(stored) == 3  # every case of the release
+    [(blob, text)] = [(b, t) for b, t in stored.items() if b'"case_id":"alpha"' in t]
+    assert GOLD.encode() in text
     code, again, _ = run_score(capsys, released, tmp_path, rows)
     assert (code, again) == (0, first)
-    tampered = text.replace(GOLD, "Aortic dissection")
+    tampered = text.replace(GOLD.encode(), b"Aortic dissection")
     assert tampered != text
-    cached.write_text(json.dumps({**stored, "data": {**stored["data"], blob: tampered}}), "utf-8")
+    _remember(cached, key, {**stored, blob: tampered})
     code, after, _ = run_score(capsys, released, tmp_path, rows)
     assert (code, after) == (0, first)
-    assert json.loads(cached.read_text("utf-8"))["data"] == stored["data"]
+    assert _memory(cached) == (key, stored)
     # The same with the diagnosis that the tampered text names: it earns nothing.
-    cached.write_text(json.dumps({**stored, "data": {**stored["data"], blob: tampered}}), "utf-8")
+    _remember(cached, key, {**stored, blob: tampered})
     code, other, _ = run_score(
         capsys, released, tmp_path, [submission(diagnosis="Aortic dissection")]
     )
@@ -710,7 +720,7 @@ def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     assert by_case(other)["alpha"]["components"]["diagnosis"] == 0.0
 
 
-@pytest.mark.parametrize("garbage", [b"", b"\xff\xfe", b"[]", b'{"key": 1}', b'{"data": {"x": 1}}'])
+@pytest.mark.parametrize("garbage", [b"", b"\xff\xfe", b"x\n\n \n", b"\n\xff \xfe\n"])
 def test_an_unreadable_case_memory_is_parsed_afresh(
     released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], garbage: bytes
 ) -> None:
@@ -719,11 +729,8 @@ def test_an_unreadable_case_memory_is_parsed_afresh(
     code, first, _ = run_score(capsys, released, tmp_path, [submission()])
     assert code == 0
     cached = released.root / ".casebank-cache" / CASES_CACHE
-    stored = json.loads(cached.read_text("utf-8"))
-    for content in (
-        garbage,
-        json.dumps({**stored, "data": dict.fromkeys(stored["data"], "\ud800")}).encode(),
-    ):
+    key, stored = _memory(cached)
+    for content in (garbage, key + b"\n" + garbage, key + b"\n" + b"\n".join(stored)):
         cached.write_bytes(content)
         code, again, _ = run_score(capsys, released, tmp_path, [submission()])
         assert (code, again) == (0, first)

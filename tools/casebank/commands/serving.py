@@ -203,44 +203,54 @@ def catalog_of(root: Path, raw: bytes) -> Catalog:
     return build_catalog(loaded.document.data)
 
 
-CASES_CACHE = "release-cases.json"
+CASES_CACHE = "release-cases.txt"
 
 
 @dataclass(frozen=True)
 class RememberedCases:
-    """Released cases' canonical JSON text by blob id, in the cache folder under the loader's
-    code (``release.released.CaseMemory``): what lets a second score, judge-items or harness
-    run of a release parse nothing. The release reader trusts no text it reads here: it uses
-    one only when its SHA-256 is the manifest's content hash, and parses the case otherwise.
-    A missing, stale or unreadable file is an empty memory."""
+    """Released cases' canonical JSON by blob id, in the cache folder under the loader's code
+    (``release.released.CaseMemory``): what lets a second score, judge-items or harness run of
+    a release parse nothing. The release reader trusts nothing it reads here: it uses a text
+    only when its SHA-256 is the manifest's content hash, and parses the case otherwise. One
+    line for the key, then one ``BLOB TEXT`` line a case (canonical JSON holds no newline:
+    read and hashed as bytes, never decoded twice). A missing, stale or unreadable file is an
+    empty memory."""
 
     root: Path
 
-    def read(self) -> dict[str, str]:
-        import json
-
+    def read(self) -> dict[str, bytes]:
         from casebank.check.cache import CACHE_DIR
 
         try:
-            stored = json.loads((self.root / CACHE_DIR / CASES_CACHE).read_text(encoding="utf-8"))
-            if isinstance(stored, dict) and stored.get("key") == _catalog_key(b""):
-                texts = stored["data"]
-                if isinstance(texts, dict):
-                    return {b: t for b, t in texts.items() if isinstance(t, str)}
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return {}
+            raw = (self.root / CACHE_DIR / CASES_CACHE).read_bytes()
+        except OSError:
+            return {}
+        key, _, rest = raw.partition(b"\n")
+        if key != _catalog_key(b"").encode():
+            return {}
+        texts: dict[str, bytes] = {}
+        for line in rest.split(b"\n"):
+            blob, _, text = line.partition(b" ")
+            if text:
+                texts[blob.decode("latin-1")] = text
+        return texts
 
-    def write(self, texts: dict[str, str]) -> None:
+    def write(self, texts: dict[str, bytes]) -> None:
         from casebank.check.cache import CACHE_DIR
 
         folder = self.root / CACHE_DIR
-        _remember(folder, folder / CASES_CACHE, _catalog_key(b""), texts)
+        lines = [_catalog_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
+        _remember_bytes(folder, folder / CASES_CACHE, b"\n".join(lines) + b"\n")
 
 
 def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
     import json
 
+    text = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
+    _remember_bytes(folder, path, text.encode("utf-8"))
+
+
+def _remember_bytes(folder: Path, path: Path, content: bytes) -> None:
     from casebank.errors import WriteError
     from casebank.workspace import write_atomically
 
@@ -249,7 +259,6 @@ def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
         ignore = folder / ".gitignore"
         if not ignore.exists():  # as the validation cache does: never committed
             write_atomically(ignore, b"# Written by casebank: the cache is never committed.\n*\n")
-        text = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
-        write_atomically(path, text.encode("utf-8"))
+        write_atomically(path, content)
     except (OSError, WriteError):
         pass  # a read-only checkout still serves; it just does not remember

@@ -58,9 +58,9 @@ class CaseMemory(Protocol):
     layer's cache folder). Nothing read from it is trusted: a case's text is used only when its
     SHA-256 is the content hash the manifest records; any other is parsed from git afresh."""
 
-    def read(self) -> dict[str, str]: ...
+    def read(self) -> dict[str, bytes]: ...
 
-    def write(self, texts: dict[str, str]) -> None: ...
+    def write(self, texts: dict[str, bytes]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -141,13 +141,10 @@ class ReleaseReader:
         if current:
             entries = [e for e in entries if self.manifest.withdrawal(e.case_id, e.version) is None]
         remembered = memory.read() if memory is not None and canonical and derive is None else {}
-        hits: dict[str, tuple[str, str]] = {}  # blob -> (canonical text, its SHA-256)
+        hits: dict[str, tuple[bytes, str]] = {}  # blob -> (canonical JSON, its SHA-256)
         for e in entries:
             text = remembered.get(e.blob)
-            try:
-                sha = sha256_hex(text.encode("utf-8")) if text is not None else ""
-            except UnicodeEncodeError:  # a lone surrogate: no released case's text
-                continue
+            sha = sha256_hex(text) if text is not None else ""
             if text is not None and content_hash(sha, e.attachments) == e.sha256:
                 hits[e.blob] = (text, sha)
         misses = [e for e in entries if e.blob not in hits]
@@ -158,7 +155,7 @@ class ReleaseReader:
         parsed = iter(
             map_chunks(parse, jobs, size=50, start="fork", parallel=len(misses) > _POOL_FROM)
         )
-        fresh: dict[str, str] = {}
+        fresh: dict[str, bytes] = {}
         for entry in entries:
             hit = hits.get(entry.blob)
             if hit is not None:
@@ -172,7 +169,7 @@ class ReleaseReader:
             _check_content(version, entry, data, digest, files)
             assert data is not None
             if canonical and hit is None:
-                text = canonical_json(data).decode("utf-8")
+                text = canonical_json(data)
                 data = json.loads(text)
                 if memory is not None and derive is None:
                     fresh[entry.blob] = text
