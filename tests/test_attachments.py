@@ -213,3 +213,31 @@ def test_a_manifest_naming_a_refused_attachment_is_reported(
     assert "names an attachment that is refused: the name holds the invisible character" in out
     argv = ["export", "--release", "1.0.0", "--out", str(tmp_path / "b"), "--root", str(repo.root)]
     assert main(argv) == 1 and not (tmp_path / "b").exists()
+
+
+def test_a_release_s_attachments_are_read_in_one_batch_whatever_the_number_of_cases(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every case with an attachment: one blob reader for the cases and one for all their
+    attachments, never one per case."""
+    from casebank.release import git as gitlayer
+    from casebank.release.released import load_release
+
+    for case in ("alpha", "beta", "gamma"):
+        repo.write(f"cases/{case}/attachments/ecg.png", tiny_png() + case.encode())
+    repo.commit("Attachments")
+    assert main(["release", "1.0.0", "--root", str(repo.root)]) == 0
+    capsys.readouterr()
+    calls: list[int] = []
+    real = gitlayer.read_blobs
+
+    def counted(root: Path, oids: object) -> object:
+        calls.append(1)
+        return real(root, oids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gitlayer, "read_blobs", counted)
+    loaded = load_release(repo.root, "1.0.0")
+    assert all(c.attachments == {"ecg.png": tiny_png() + c.entry.case_id.encode()}
+               for c in loaded.cases)  # fmt: skip
+    # the manifest at its tag, the catalog and policy, the cases, the attachments
+    assert len(calls) == 4

@@ -136,10 +136,16 @@ def digest_case(file: str, raw: bytes) -> CaseDigest:
     return digest_data(raw, _load_case(file, raw))
 
 
-def digest_data(raw: bytes, data: dict[str, Any] | None) -> CaseDigest:
-    """The digest of a case already parsed (``data`` None when it could not be), from ``raw``."""
+def digest_data(
+    raw: bytes, data: dict[str, Any] | None, canonical: bytes | None = None
+) -> CaseDigest:
+    """The digest of a case already parsed (``data`` None when it could not be), from ``raw``;
+    ``canonical``, where the caller has made it already, is ``canonical_json(data)``."""
     try:
-        whole = None if data is None else data_hash(data)
+        if data is None:
+            whole = None
+        else:
+            whole = sha256_hex(canonical if canonical is not None else canonical_json(data))
     except rfc8785.CanonicalizationError:  # e.g. an integer beyond IEEE-754's exact range
         whole = None
     if data is None or whole is None:

@@ -18,12 +18,15 @@ holds them all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
+
+import rfc8785
 
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import (
@@ -151,25 +154,27 @@ class ReleaseReader:
         blobs = _blobs(self.root, misses)
         jobs = ((e.path, raw) for e, (_, raw) in zip(misses, blobs, strict=True))
         # Parsing dominates; below a few hundred cases a worker pool costs more than it saves.
-        parse = partial(_parse_chunk, derive=derive) if derive is not None else _parse_chunk
+        parse = partial(_parse_chunk, derive=derive, canonical=canonical)
         parsed = iter(
             map_chunks(parse, jobs, size=50, start="fork", parallel=len(misses) > _POOL_FROM)
         )
+        # The attachments (few, and small) in one batch: one reader, never one per case.
+        folders = [self.attachment_blobs.get(e.case_id, {}) for e in entries]
+        wanted = dict.fromkeys(oid for folder in folders for oid in folder.values())
+        attached = dict(git.read_blobs(self.root, wanted)) if wanted else {}
         fresh: dict[str, bytes] = {}
-        for entry in entries:
+        for entry, folder in zip(entries, folders, strict=True):
             hit = hits.get(entry.blob)
             if hit is not None:
                 data: dict[str, Any] | None = json.loads(hit[0])
                 digest, derived = CaseDigest(hit[1], valid=True), None
             else:
-                data, digest, derived = next(parsed)
-            folder = self.attachment_blobs.get(entry.case_id, {})
-            blobs = git.read_blobs(self.root, folder.values()) if folder else iter(())
-            files = dict(zip(folder, (raw for _, raw in blobs), strict=True))
+                data, digest, derived, text = next(parsed)
+            files = {rel: attached[oid] for rel, oid in folder.items()}
             _check_content(version, entry, data, digest, files)
             assert data is not None
             if canonical and hit is None:
-                text = canonical_json(data)
+                assert text is not None  # a case that checks out has its canonical text
                 data = json.loads(text)
                 if memory is not None and derive is None:
                     fresh[entry.blob] = text
@@ -274,15 +279,23 @@ def _listed(root: Path, head: str) -> list[Path]:
 
 
 def _parse_chunk(
-    jobs: list[tuple[str, bytes]], derive: Callable[[dict[str, Any]], Any] | None = None
-) -> list[tuple[dict[str, Any] | None, CaseDigest, Any]]:
+    jobs: list[tuple[str, bytes]],
+    derive: Callable[[dict[str, Any]], Any] | None = None,
+    canonical: bool = False,
+) -> list[tuple[dict[str, Any] | None, CaseDigest, Any, bytes | None]]:
+    """Each case parsed and digested; with ``canonical``, its canonical JSON too (made once:
+    the content hash is the hash of that text)."""
     done = []
     for file, raw in jobs:
         loaded = load_document(file, raw)
         data = loaded.document.data if loaded.document is not None else None
-        digest = digest_data(raw, data)
+        text = None
+        if canonical and data is not None:
+            with contextlib.suppress(rfc8785.CanonicalizationError):
+                text = canonical_json(data)
+        digest = digest_data(raw, data, text)
         derived = derive(data) if derive is not None and data is not None and digest.valid else None
-        done.append((data, digest, derived))
+        done.append((data, digest, derived, text))
     return done
 
 
