@@ -54,6 +54,10 @@ class Reading:
             return float(found.group(1)) if found else None
         return None
 
+    def of_side(self, side: str | None) -> bool:
+        """Whether this reading is of ``side`` (``on_side``), by where it is and what it says."""
+        return on_side(f"{self.origin} {self.value} {self.note or ''}", side)
+
     def result(self) -> dict[str, Any]:
         """The reading served as a result."""
         kind = "lab_value" if isinstance(self.value, (int, float)) else "text_report"
@@ -302,7 +306,7 @@ class Facts:
         one side ("left ABPI"), only a reading of that side or of both (``on_side``): never
         the other side's, nor one that says no side."""
         found = self.findings.get(test.name)
-        if found is not None and on_side(f"{found.origin} {found.value} {found.note}", side):
+        if found is not None and found.of_side(side):
             return found
         names = [n for n in (test.name, *test.aliases) if len(n) >= 4 or n.isupper()]
         called = {fold(n) for n in (test.name, *test.aliases)}

@@ -36,7 +36,7 @@ from casebank.format.names import (
     suggest_sided,
 )
 from casebank.format.results import judgement
-from casebank.serve.derive import Derived, Facts, Missing, derive, flagged, on_side
+from casebank.serve.derive import Derived, Facts, Missing, derive, flagged
 from casebank.serve.views import served
 
 LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
@@ -282,9 +282,7 @@ class Oracle:
         reading = self.facts.finding(test, side) if test.kind in CASE_DETERMINED else None
         if reading is None:
             reading = self.facts.findings.get(test.name)
-            if reading is not None and not on_side(
-                f"{reading.origin} {reading.value} {reading.note}", side
-            ):
+            if reading is not None and not reading.of_side(side):
                 reading = None
         if reading is not None:
             reading = flagged(self.facts, test.name, reading)
@@ -353,8 +351,7 @@ class Oracle:
             if not isinstance(entry, dict) or entry.get("status", "final") == "final":
                 continue
             panel = self.catalog.resolve(name)
-            members = self.catalog.components_of(panel) if panel and panel.is_panel else []
-            if any(m.name == test.name for m in members):
+            if panel is not None and panel.is_panel and self.catalog.is_component(panel, test):
                 return key
         return None
 
