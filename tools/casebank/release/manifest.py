@@ -18,6 +18,7 @@ from typing import Any
 
 from casebank.errors import CasebankError
 from casebank.format import strictjson
+from casebank.format.canonical import content_hash, sha256_hex
 from casebank.format.identifiers import attachment_name_problem, colliding_names, is_case_id
 
 # Format 2 added reviewers and provenance per case, withdrawals, and the dataset's licence.
@@ -98,6 +99,17 @@ class CaseEntry:
     # and where the case comes from (source, licence, derived_from; "" where not stated).
     reviewers: tuple[Author, ...] = ()
     provenance: Mapping[str, str] = field(default_factory=dict)
+
+    def mismatch(self, case_sha256: str, files: Mapping[str, bytes]) -> str | None:
+        """What of a copy of this version does not match it: ``"attachments"`` (not the files
+        released), ``"content"`` (not the content hash), or None. ``case_sha256`` is the
+        SHA-256 of the copy's canonical case, ``files`` its attachments by path."""
+        hashes = {rel: sha256_hex(raw) for rel, raw in files.items()}
+        if hashes != dict(self.attachments):
+            return "attachments"
+        if content_hash(case_sha256, hashes) != self.sha256:
+            return "content"
+        return None
 
 
 @dataclass(frozen=True)

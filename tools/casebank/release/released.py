@@ -321,10 +321,10 @@ def _check_content(
     where = f"release {version}: {entry.case_id}@{entry.version} ({entry.path})"
     if data is None or not digest.valid:
         raise CasebankError(f"{where} does not load", _VERIFY)
-    hashes = {rel: sha256_hex(raw) for rel, raw in files.items()}
-    if hashes != dict(entry.attachments):
+    wrong = entry.mismatch(digest.sha256, files)
+    if wrong == "attachments":
         raise CasebankError(f"{where}: its attachments are not the ones released", _VERIFY)
-    if content_hash(digest.sha256, hashes) != entry.sha256:
+    if wrong == "content":
         raise CasebankError(f"{where}: its content hash is not the manifest's", _VERIFY)
 
 

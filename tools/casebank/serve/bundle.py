@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from casebank.errors import CasebankError, SetupError
-from casebank.format.canonical import canonical_json, content_hash, sha256_hex
+from casebank.format.canonical import canonical_json, sha256_hex
 from casebank.format.policy import Policy
 from casebank.release.manifest import CaseEntry, Manifest, loads
 from casebank.release.released import LoadedRelease, ReleasedCase
@@ -327,15 +327,14 @@ def _case(
 
 
 def _check_hash(where: str, entry: CaseEntry, text: str, files: Mapping[str, bytes]) -> None:
-    hashes = {rel: sha256_hex(raw) for rel, raw in files.items()}
-    if hashes != dict(entry.attachments):
+    wrong = entry.mismatch(sha256_hex(text.encode("utf-8")), files)
+    if wrong == "attachments":
         raise CasebankError(
             f"{where}: the files below attachments/{entry.case_id}/ are not the ones release "
             "manifest.json lists for it",
             _REEXPORT,
         )
-    own = sha256_hex(text.encode("utf-8"))
-    if content_hash(own, hashes) != entry.sha256:
+    if wrong == "content":
         raise CasebankError(
             f"{where}: `case` of {entry.case_id}@{entry.version} does not have the content hash "
             "manifest.json gives it",
