@@ -102,12 +102,10 @@ def test_case_pages_rendered_by_worker_processes_are_the_same_bytes(
     """A large site renders its case pages in forked workers: the same files as one process."""
     import multiprocessing
 
-    from casebank.site import build as site_build
-
     if "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no fork here: the pages are always rendered in-process")
     assert build(released.root, tmp_path / "alone") == 0
-    monkeypatch.setattr(site_build, "_POOL_FROM", 1)
+    monkeypatch.setattr("casebank.parallel.POOL_FROM", 1)
     monkeypatch.setattr("casebank.parallel.workers", lambda jobs=None: 2)
     assert build(released.root, tmp_path / "pool") == 0
     assert files(tmp_path / "pool") == files(tmp_path / "alone")

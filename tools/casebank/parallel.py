@@ -25,6 +25,14 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 MAX_WORKERS = 8
+# From this many jobs on (case files parsed, pages rendered), a worker pool pays for itself.
+POOL_FROM = 400
+
+
+def fork_pays(jobs: int) -> bool:
+    """Whether ``jobs`` items are worth forked workers: enough of them, on a platform that
+    forks (for work whose workers read what the parent holds, or must not import again)."""
+    return jobs >= POOL_FROM and "fork" in multiprocessing.get_all_start_methods()
 
 
 def workers(jobs: int | None = None) -> int:

@@ -10,7 +10,6 @@ once per case or per commit: the manifests, one ``ls-tree``, one batched ``cat-f
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -29,7 +28,7 @@ from casebank.format.layout import (
 )
 from casebank.format.loader import load_document
 from casebank.format.policy import DEFAULT_LICENCE, load_policy
-from casebank.parallel import map_chunks
+from casebank.parallel import fork_pays, map_chunks
 from casebank.release import git
 from casebank.release.diff import MISSING, CaseState, diff_cases, show_value
 from casebank.release.history import ReleasedVersion, released_events
@@ -159,10 +158,6 @@ def _read_attachments(root: Path, case_id: str, names: Iterable[str]) -> dict[st
     return found
 
 
-# From this many case files on, they are parsed in forked worker processes, as validation does.
-_POOL_FROM = 400
-
-
 def _parse_all(
     root: Path, relatives: Sequence[str]
 ) -> dict[str, tuple[dict[str, Any] | None, str]]:
@@ -175,10 +170,8 @@ def _parse_all(
         except OSError as exc:
             why = f"{relative}: left out, it cannot be read ({exc.strerror}); check its permissions"
             jobs.append((relative, None, why))
-    fork = "fork" in multiprocessing.get_all_start_methods()
-    done = map_chunks(
-        _parse_chunk, jobs, size=50, start="fork", parallel=fork and len(jobs) >= _POOL_FROM
-    )
+    # From parallel.POOL_FROM case files on, parsed in forked worker processes.
+    done = map_chunks(_parse_chunk, jobs, size=50, start="fork", parallel=fork_pays(len(jobs)))
     return {job[0]: result for job, result in zip(jobs, done, strict=True)}
 
 

@@ -40,7 +40,7 @@ from casebank.format.canonical import (
 from casebank.format.layout import CASES_DIR, POLICY_FILE, case_part
 from casebank.format.loader import load_document
 from casebank.format.policy import Policy, load_policy
-from casebank.parallel import map_chunks
+from casebank.parallel import POOL_FROM, map_chunks
 from casebank.release import git
 from casebank.release.manifest import (
     CaseEntry,
@@ -52,7 +52,6 @@ from casebank.release.manifest import (
     tag_name,
 )
 
-_POOL_FROM = 400
 _VERIFY = "run `casebank verify`; restore the release's manifest, tag and history from git"
 
 
@@ -156,7 +155,7 @@ class ReleaseReader:
         # Parsing dominates; below a few hundred cases a worker pool costs more than it saves.
         parse = partial(_parse_chunk, derive=derive, canonical=canonical)
         parsed = iter(
-            map_chunks(parse, jobs, size=50, start="fork", parallel=len(misses) > _POOL_FROM)
+            map_chunks(parse, jobs, size=50, start="fork", parallel=len(misses) >= POOL_FROM)
         )
         # The attachments (few, and small) in one batch: one reader, never one per case.
         folders = [self.attachment_blobs.get(e.case_id, {}) for e in entries]

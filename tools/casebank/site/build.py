@@ -82,19 +82,15 @@ def build_site(site: SiteInput, env: jinja2.Environment | None = None) -> dict[s
     return files
 
 
-# From this many cases on, the case pages are rendered in forked worker processes (each page
-# depends only on the site and its case, so the bytes are the same either way).
-_POOL_FROM = 400
+# From parallel.POOL_FROM cases on, the case pages are rendered in forked worker processes
+# (each page depends only on the site and its case, so the bytes are the same either way).
 _SHARED: list[tuple[SiteInput, jinja2.Environment, set[str]]] = []  # what forked workers read
 
 
 def _case_pages(site: SiteInput, env: jinja2.Environment, released: set[str]) -> Iterator[bytes]:
     """Every case's page, in order: rendering dominates a large site's build."""
-    import multiprocessing
+    from casebank.parallel import fork_pays, map_chunks
 
-    from casebank.parallel import map_chunks
-
-    fork = "fork" in multiprocessing.get_all_start_methods()
     _SHARED[:] = [(site, env, released)]
     try:
         yield from map_chunks(
@@ -102,7 +98,7 @@ def _case_pages(site: SiteInput, env: jinja2.Environment, released: set[str]) ->
             range(len(site.cases)),
             size=50,
             start="fork",
-            parallel=fork and len(site.cases) >= _POOL_FROM,
+            parallel=fork_pays(len(site.cases)),
         )
     finally:
         _SHARED.clear()
