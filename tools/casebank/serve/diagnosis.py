@@ -238,10 +238,17 @@ def _fold(word: str) -> str:
     return _SYNONYMS.get(word, word)
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+_POSSESSIVE = re.compile(r"'s\b|(?<=s)'")
+_LIFE_THREATENING = re.compile(r"life[- ]threatening")
+_BRACKETED = re.compile(r"\(([^()]*)\)")
+_SEPARATORS = re.compile(r"[,;:]")
+
+
 def _tokens(text: str, abbreviations: Mapping[str, str]) -> list[str]:
     """The words of a text: folded, abbreviations expanded, prefixes joined on."""
     out: list[str] = []
-    for raw in re.findall(r"[a-z0-9]+", text):
+    for raw in _WORD.findall(text):
         expansion = abbreviations.get(raw) or _PHRASES.get(raw)
         out.extend(expansion.split() if expansion else [raw])
     joined: list[str] = []
@@ -254,17 +261,23 @@ def _tokens(text: str, abbreviations: Mapping[str, str]) -> list[str]:
 
 
 def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
-    text = re.sub(r"'s\b|(?<=s)'", "", text)
-    text = re.sub(r"life[- ]threatening", "lifethreatening", text)
+    if not text.isascii():  # ASCII is its own NFKC form
+        text = unicodedata.normalize("NFKC", text).replace("’", "'")
+    text = text.casefold()
+    if "'" in text:
+        text = _POSSESSIVE.sub("", text)
+    if "threatening" in text:
+        text = _LIFE_THREATENING.sub("lifethreatening", text)
     return _HEDGES.sub(" ", text)
 
 
 def _segments(text: str) -> list[str]:
     """The text, then what its parentheses add, then what its commas and colons add."""
-    inner = re.findall(r"\(([^()]*)\)", text)
-    rest = re.sub(r"\([^()]*\)", " ", text)
-    return [*re.split(r"[,;:]", rest), *inner]
+    if "(" not in text:
+        return _SEPARATORS.split(text)
+    inner = _BRACKETED.findall(text)
+    rest = _BRACKETED.sub(" ", text)
+    return [*_SEPARATORS.split(rest), *inner]
 
 
 @dataclass
@@ -280,13 +293,14 @@ def _split(words: list[str]) -> _Parts:
     current = parts.head
     i = 0
     while i < len(words):
-        step, cause = _connector(words, i)
-        if step:
-            current = []
-            parts.clauses.append((current, cause))
-            i += step
-            continue
         word = words[i]
+        if word in _CONNECTORS_FROM:
+            step, cause = _connector(words, i)
+            if step:
+                current = []
+                parts.clauses.append((current, cause))
+                i += step
+                continue
         i += 1
         if word in _DROPS:
             break
@@ -309,6 +323,10 @@ def _connector(words: list[str], i: int) -> tuple[int, bool]:
     return 0, False
 
 
+# The words ``_content`` reads for more than themselves.
+_SPECIAL = _STAGED | _KEEP_NEXT | SIDES | SEVERITIES | _ORDINAL.keys() | _FILLER
+
+
 def _content(words: Iterable[str]) -> tuple[set[str], set[str]]:
     """The words that name things, and the qualifiers among them."""
     content: set[str] = set()
@@ -316,6 +334,10 @@ def _content(words: Iterable[str]) -> tuple[set[str], set[str]]:
     listed = list(words)
     skip = False
     for i, word in enumerate(listed):
+        if word not in _SPECIAL and not skip:  # most words: a plain word of the name
+            if len(word) > 1:
+                content.add(word)
+            continue
         following = listed[i + 1] if i + 1 < len(listed) else ""
         if skip:
             skip = False
@@ -543,7 +565,6 @@ class DiagnosisKey:
     final: str
     full: list[Phrase]
     partial: list[tuple[Phrase, float]]
-    differential: list[Phrase]
     listed: dict[tuple[frozenset[str], ...], float]
     data: Mapping[str, Any]  # the case, read for its facts only when an answer needs them
     vocabulary: frozenset[str]  # the words of the diagnosis and its accepted answers
@@ -554,6 +575,22 @@ class DiagnosisKey:
     codes: dict[str, frozenset[str]]
     abbreviations: Mapping[str, str]
     _seen: dict[str, Match] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def differential(self) -> list[Phrase]:
+        """The other conditions of the differential, read on first need (an answer that is one
+        of the case's own answers never needs them)."""
+        # A differential entry that is the diagnosis said otherwise, or more or less of it, is
+        # no evidence against an answer; only the other conditions are.
+        others = [
+            read(t, self.abbreviations)
+            for t in _texts(_dict(self.data.get("ground_truth")).get("differential"))
+        ]
+        return [
+            p
+            for p in others
+            if p.key not in self.listed and all(relate(p, a, None) == UNRELATED for a in self.full)
+        ]
 
     @cached_property
     def context(self) -> Context:
@@ -779,21 +816,12 @@ def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> 
         listed[phrase.key] = max(share, listed.get(phrase.key, 0.0))
     for phrase in full:
         listed[phrase.key] = 1.0
-    # A differential entry that is the diagnosis said otherwise, or more or less of it, is
-    # no evidence against an answer; only the other conditions are.
-    others = [read(t, folded) for t in _texts(truth.get("differential"))]
-    differential = [
-        p
-        for p in others
-        if p.key not in listed and all(relate(p, a, None) == UNRELATED for a in full)
-    ]
     severity = truth.get("severity_or_stage")
     staging = read(severity, folded) if isinstance(severity, str) else None
     return DiagnosisKey(
         final=final,
         full=full,
         partial=partial,
-        differential=differential,
         listed=listed,
         data=data,
         vocabulary=frozenset().union(*(p.words for p in full)),
