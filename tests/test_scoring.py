@@ -288,3 +288,68 @@ def test_the_bootstrap_keeps_its_published_numbers() -> None:
     for fast in (True, False):
         assert bootstrap.intervals(columns, fast=fast) == [[0.467033, 0.532], [0.44, 0.556667]]
     assert bootstrap.interval([0.0, 1.0, 0.5]) == [0.0, 1.0]
+
+
+@pytest.mark.parametrize("method", score.METHODS)
+def test_scoring_in_worker_processes_gives_the_same_report(
+    catalog: Catalog, method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From parallel.POOL_FROM submissions on, forked workers score them: the report is the
+    same, score for score and in the same order, as scoring them here, and as scoring each
+    submission alone."""
+    import multiprocessing
+
+    from casebank import parallel
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("this platform cannot fork: submissions are always scored in-process")
+    cases = ("alpha", "beta", "gamma")
+    keys = {(c, 1): key(catalog, case_id=c) for c in cases}
+    rng = random.Random(3)
+    tests = [*MUST, "Elective stress test", "Chest X-ray", "No such test"]
+    diagnoses = [GOLD, "Inferior STEMI", "Pericarditis", "Inferior wall myocardial injury", ""]
+    subs, problems = score.read_submissions(
+        lines(
+            *(
+                row(
+                    c,
+                    run=f"run-{n}",
+                    diagnosis=rng.choice(diagnoses),
+                    tests=rng.sample(tests, rng.randint(0, len(tests))),
+                )
+                for n in range(40)
+                for c in cases
+            )
+        ),
+        "s",
+    )
+    assert problems == []
+    verdicts = [
+        score.Judgement(1, c, 1, i.id, rng.random() < 0.5, "j", f"run-{n}")
+        for n in range(40)
+        for c in cases
+        for i in keys[(c, 1)].items
+        if rng.random() < 0.8
+    ]
+
+    def report() -> list[dict[str, Any]]:
+        fresh = {(c, 1): key(catalog, case_id=c) for c in cases}  # no key read beforehand
+        return [c.to_data() for c in score.score_all(subs, verdicts, fresh, catalog, method)]
+
+    one_by_one = [c for s in subs for c in score.score_all([s], verdicts, keys, catalog, method)]
+    here = [c.to_data() for c in sorted(one_by_one, key=lambda c: (c.run, c.key.case_id))]
+    monkeypatch.setattr(parallel, "POOL_FROM", 10**9)
+    assert report() == here
+    forked: list[int] = []
+    real = parallel.map_chunks
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        forked.append(kwargs["parallel"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(parallel, "POOL_FROM", 10)
+    monkeypatch.setattr(parallel, "workers", lambda jobs=None: 2)
+    monkeypatch.setattr(parallel, "map_chunks", counting)
+    assert report() == here
+    assert forked == [True]
+    assert len(here) == 120 and len({c["score"] for c in here}) > 3  # three chunks of 50

@@ -14,7 +14,7 @@ import statistics
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
@@ -170,8 +170,8 @@ def _abbreviations(catalog: Catalog) -> dict[str, str]:
 
 @dataclass
 class CaseKey:
-    """What scoring needs of one released case version, prepared once (what only method 2
-    needs is built on first use)."""
+    """What scoring needs of one released case version, prepared once (what only one method
+    needs is built on first use, so that a release's cases cost little until scored)."""
 
     case_id: str
     version: int
@@ -179,13 +179,60 @@ class CaseKey:
     specialty: str
     difficulty: str
     weights: dict[str, float]
-    answers: dict[str, float]  # method 1: normalised answer -> credit
-    must: list[CatalogTest]
-    must_unknown: list[str]  # must_order names the catalog does not know (counted as missed)
-    should_not: list[CatalogTest]
     items: list[Item]  # method 2's items (method 1 leaves out the process items)
     data: Mapping[str, Any] = field(default_factory=dict, repr=False)
     catalog: Catalog | None = field(default=None, repr=False)
+
+    @cached_property
+    def answers(self) -> dict[str, float]:
+        """Method 1: each normalised answer the case accepts, and its credit."""
+        assert self.catalog is not None
+        abbreviations = _abbreviations(self.catalog)
+        truth = _dict(self.data.get("ground_truth"))
+        accepted = _dict(_dict(self.data.get("scoring")).get("acceptable_answers"))
+        answers: dict[str, float] = {}
+        for text, share in _dict(accepted.get("partial_credit")).items():
+            if isinstance(share, (int, float)) and not isinstance(share, bool):
+                answers[normalise(text, abbreviations)] = float(share)
+        final = truth.get("final_diagnosis")
+        for text in [final] if isinstance(final, str) else []:
+            answers[normalise(text, abbreviations)] = 1.0
+        for text in _texts(accepted.get("final_diagnosis")):
+            answers[normalise(text, abbreviations)] = 1.0
+        return answers
+
+    @cached_property
+    def _must(self) -> tuple[list[CatalogTest], list[str]]:
+        assert self.catalog is not None
+        must: list[CatalogTest] = []
+        unknown: list[str] = []
+        for named in orders(self.data, "investigations", "expected", "must_order"):
+            test = self.catalog.resolve(named.name)
+            if test is None:
+                unknown.append(named.name)
+            elif test not in must:
+                must.append(test)
+        return must, unknown
+
+    @property
+    def must(self) -> list[CatalogTest]:
+        """Method 1: the must-order tests the catalog knows."""
+        return self._must[0]
+
+    @property
+    def must_unknown(self) -> list[str]:
+        """Method 1: must_order names the catalog does not know (counted as missed)."""
+        return self._must[1]
+
+    @cached_property
+    def should_not(self) -> list[CatalogTest]:
+        """Method 1: the should-not-order tests the catalog knows."""
+        assert self.catalog is not None
+        return [
+            t
+            for named in orders(self.data, "investigations", "expected", "should_not_order")
+            if (t := self.catalog.resolve(named.name)) is not None
+        ]
 
     @cached_property
     def diagnosis(self) -> DiagnosisKey:
@@ -208,31 +255,7 @@ class CaseKey:
 def prepare(
     case_id: str, version: int, content_hash: str, data: Mapping[str, Any], catalog: Catalog
 ) -> CaseKey:
-    abbreviations = _abbreviations(catalog)
-    truth = _dict(data.get("ground_truth"))
     scoring = _dict(data.get("scoring"))
-    accepted = _dict(scoring.get("acceptable_answers"))
-    answers: dict[str, float] = {}
-    for text, share in _dict(accepted.get("partial_credit")).items():
-        if isinstance(share, (int, float)) and not isinstance(share, bool):
-            answers[normalise(text, abbreviations)] = float(share)
-    final = truth.get("final_diagnosis")
-    for text in [final] if isinstance(final, str) else []:
-        answers[normalise(text, abbreviations)] = 1.0
-    for text in _texts(accepted.get("final_diagnosis")):
-        answers[normalise(text, abbreviations)] = 1.0
-    must, unknown = [], []
-    for named in orders(data, "investigations", "expected", "must_order"):
-        test = catalog.resolve(named.name)
-        if test is None:
-            unknown.append(named.name)
-        elif test not in must:
-            must.append(test)
-    should_not = [
-        t
-        for named in orders(data, "investigations", "expected", "should_not_order")
-        if (t := catalog.resolve(named.name)) is not None
-    ]
     weights_data = scoring.get("weights")
     weights = {
         c: float(weights_data[c])
@@ -249,10 +272,6 @@ def prepare(
         str(metadata.get("specialty", "")),
         str(metadata.get("difficulty", "")),
         weights,
-        answers,
-        must,
-        unknown,
-        should_not,
         rubric(data),
         data,
         catalog,
@@ -736,19 +755,59 @@ def score_all(
 ) -> list[CaseScore]:
     if method not in METHODS:
         raise ValueError(f"unknown scoring method {method!r} (known: {', '.join(METHODS)})")
-    abbreviations = _abbreviations(catalog) if method == METHOD_1 else {}
+    from casebank.parallel import fork_pays, map_chunks
+
     verdicts: dict[tuple[str, str, int], dict[str, Judgement]] = defaultdict(dict)
     for j in judgements:
         verdicts[(j.run, j.case_id, j.version)][j.item] = j
-    scored = []
-    for s in submissions:
+    # From parallel.POOL_FROM submissions on, forked workers score them (each submission
+    # depends only on its case, its verdicts and the catalog, so the scores are the same
+    # either way). A case's submissions stay in one chunk, so that its key is read once.
+    order = sorted(range(len(submissions)), key=lambda i: _key_of(submissions[i]))
+    _SHARED[:] = [(submissions, keys, verdicts, catalog, method)]
+    scored: list[CaseScore | None] = [None] * len(submissions)
+    try:
+        done = map_chunks(
+            _score_chunk, order, size=50, start="fork", parallel=fork_pays(len(submissions))
+        )
+        for index, computed in zip(order, done, strict=True):
+            s = submissions[index]
+            key = keys[(s.case_id, s.version)]
+            scored[index] = CaseScore(key=key, **dict(zip(_COMPUTED, computed, strict=True)))
+    finally:
+        _SHARED.clear()
+    return sorted(
+        (c for c in scored if c is not None), key=lambda c: (c.run, c.key.case_id, c.key.version)
+    )
+
+
+# What forked scoring workers read: the submissions, keys, verdicts, catalog and method.
+_SHARED: list[tuple[Any, ...]] = []
+
+
+_COMPUTED = tuple(f.name for f in fields(CaseScore) if f.name != "key")  # a worker's part
+
+
+def _key_of(submission: Submission) -> tuple[str, int]:
+    return submission.case_id, submission.version
+
+
+def _score_chunk(indices: list[int]) -> list[tuple[Any, ...]]:
+    """The scores of some submissions, as ``CaseScore`` fields with the key left out (the
+    caller has it: a forked worker sends back only what it computed)."""
+    submissions, keys, verdicts, catalog, method = _SHARED[0]
+    abbreviations = _abbreviations(catalog) if method == METHOD_1 else {}
+    out = []
+    for index in indices:
+        s = submissions[index]
         key = keys[(s.case_id, s.version)]
         given = verdicts[(s.run, s.case_id, s.version)]
         if method == METHOD_1:
-            scored.append(score_v1(key, s, given, catalog, abbreviations))
+            c = score_v1(key, s, given, catalog, abbreviations)
         else:
-            scored.append(score_v2(key, s, given, catalog))
-    return sorted(scored, key=lambda c: (c.run, c.key.case_id, c.key.version))
+            c = score_v2(key, s, given, catalog)
+        out.append(tuple(getattr(c, name) for name in _COMPUTED))
+    return out
 
 
 # --- the summary ---------------------------------------------------------------------------
