@@ -700,7 +700,7 @@ def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     assert code == 0 and first is not None and by_case(first)["alpha"]["components"]["diagnosis"]
     cached = released.root / ".casebank-cache" / CASES_CACHE
     key, stored = _memory(cached)
-    assert len(stored) == 3  # every case of the release
+    assert len(stored) == 4  # every case of the release, and its catalog
     [(blob, text)] = [(b, t) for b, t in stored.items() if b'"case_id":"alpha"' in t]
     assert GOLD.encode() in text
     code, again, _ = run_score(capsys, released, tmp_path, rows)
@@ -718,6 +718,50 @@ def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     )
     assert code == 0 and other is not None
     assert by_case(other)["alpha"]["components"]["diagnosis"] == 0.0
+
+
+def test_a_remembered_catalog_is_used_only_when_it_hashes_to_the_manifest(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The release's catalog is remembered as its canonical JSON beside the cases, and read
+    back (not parsed) only when that text's SHA-256 is the manifest's `catalog.sha256`: a
+    remembered catalog edited to drop a must-order test is parsed from git again, so the
+    work-up still scores the test as ordered."""
+    from casebank.commands.serving import CASES_CACHE
+    from casebank.format.loader import load_document as real_load_document
+
+    rows = [submission()]
+    code, first, _ = run_score(capsys, released, tmp_path, rows)
+    assert code == 0 and first is not None
+    recall = by_case(first)["alpha"]["details"]["recall"]
+    assert recall > 0
+    manifest = json.loads((released.root / "releases" / "1.0.0.json").read_bytes())
+    blob = manifest["catalog"]["blob"].encode()
+    cached = released.root / ".casebank-cache" / CASES_CACHE
+    key, stored = _memory(cached)
+    text = stored[blob]
+    assert hashlib.sha256(text).hexdigest() == manifest["catalog"]["sha256"]
+
+    parsed: list[str] = []
+
+    def counting(file: str, raw: bytes) -> Any:
+        parsed.append(file)
+        return real_load_document(file, raw)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("casebank.release.released.load_document", counting)
+        code, again, _ = run_score(capsys, released, tmp_path, rows)
+        assert (code, again, parsed) == (0, first, [])  # nothing parsed: all remembered
+        catalog = json.loads(text)
+        kept = [t for t in catalog["tests"] if t["name"] != "ECG"]
+        assert len(kept) == len(catalog["tests"]) - 1
+        catalog["tests"] = kept
+        tampered = json.dumps(catalog, sort_keys=True, separators=(",", ":")).encode()
+        assert tampered != text
+        _remember(cached, key, {**stored, blob: tampered})
+        code, after, _ = run_score(capsys, released, tmp_path, rows)
+        assert (code, after, parsed) == (0, first, ["catalog.yaml"])
+    assert _memory(cached) == (key, stored)
 
 
 @pytest.mark.parametrize("garbage", [b"", b"\xff\xfe", b"x\n\n \n", b"\n\xff \xfe\n"])

@@ -31,7 +31,6 @@ import rfc8785
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import (
     CaseDigest,
-    canonical_data,
     canonical_json,
     content_hash,
     digest_data,
@@ -116,6 +115,9 @@ class ReleaseReader:
     policy: Policy
     withdrawn_later: tuple[Withdrawn, ...]
     attachment_blobs: Mapping[str, Mapping[str, str]]  # case_id -> {path: blob id}
+    # The catalog's canonical JSON when it was read back from a reader's memory, not parsed:
+    # then ``catalog_data`` is already its canonical content.
+    catalog_canonical: bytes | None = None
 
     def withdrawal(self, case_id: str, version: int) -> Withdrawn | None:
         """Whether ``case_id@version`` is withdrawn: by this release or by a later one."""
@@ -127,22 +129,25 @@ class ReleaseReader:
         current: bool = False,
         derive: Callable[[dict[str, Any]], Any] | None = None,
         canonical: bool = False,
-        memory: CaseMemory | None = None,
+        remembered: Mapping[str, bytes] | None = None,
+        fresh: dict[str, bytes] | None = None,
     ) -> Iterator[ReleasedCase]:
         """Every case of the release (``current``: only those it does not withdraw), verified
         against the manifest as it is read; raises CasebankError at the first that is not.
         ``derive`` (a module-level function) runs on each case's data where it is parsed, in
         the worker processes of a large release, and its result is the case's ``derived``.
 
-        ``canonical`` gives each case's data as its canonical content; with ``memory`` too
-        (and no ``derive``), a case whose remembered canonical text hashes to the manifest's
-        content hash is read back from it, not parsed from git, and every case parsed is
-        remembered for the next reader."""
+        ``canonical`` gives each case's data as its canonical content; with ``remembered``
+        too (blob id -> canonical JSON, from a ``CaseMemory``; no ``derive``), a case whose
+        remembered text hashes to the manifest's content hash is read back from it, not
+        parsed from git, and the text of every case parsed goes into ``fresh``."""
         version = self.manifest.version
         entries = sorted(self.manifest.cases, key=lambda e: e.case_id)
         if current:
             entries = [e for e in entries if self.manifest.withdrawal(e.case_id, e.version) is None]
-        remembered = memory.read() if memory is not None and canonical and derive is None else {}
+        if not canonical or derive is not None:
+            remembered = None
+        remembered = remembered or {}
         hits: dict[str, tuple[bytes, str]] = {}  # blob -> (canonical JSON, its SHA-256)
         for e in entries:
             text = remembered.get(e.blob)
@@ -161,7 +166,6 @@ class ReleaseReader:
         folders = [self.attachment_blobs.get(e.case_id, {}) for e in entries]
         wanted = dict.fromkeys(oid for folder in folders for oid in folder.values())
         attached = dict(git.read_blobs(self.root, wanted)) if wanted else {}
-        fresh: dict[str, bytes] = {}
         for entry, folder in zip(entries, folders, strict=True):
             hit = hits.get(entry.blob)
             if hit is not None:
@@ -175,11 +179,9 @@ class ReleaseReader:
             if canonical and hit is None:
                 assert text is not None  # a case that checks out has its canonical text
                 data = json.loads(text)
-                if memory is not None and derive is None:
+                if fresh is not None and derive is None:
                     fresh[entry.blob] = text
             yield ReleasedCase(entry, data, files, derived)
-        if memory is not None and fresh:
-            memory.write({**remembered, **fresh})
 
 
 def _blobs(root: Path, entries: list[CaseEntry]) -> Iterator[tuple[str, bytes]]:
@@ -199,9 +201,13 @@ def _withdrawal(
     return None
 
 
-def open_release(root: Path, version: str) -> ReleaseReader:
+def open_release(
+    root: Path, version: str, remembered: Mapping[str, bytes] | None = None
+) -> ReleaseReader:
     """Release ``version`` from git, its manifest, catalog and policy checked, its cases
-    still to read; raises CasebankError naming what does not match."""
+    still to read; raises CasebankError naming what does not match. The catalog is read back
+    from ``remembered`` (blob id -> canonical JSON) when the text there hashes to the
+    manifest's ``catalog.sha256``, and parsed from git otherwise."""
     if parse_version(version) is None:
         raise UsageError(f"--release {version!r}: expected X.Y.Z")
     git.check_repository(root)
@@ -234,13 +240,27 @@ def open_release(root: Path, version: str) -> ReleaseReader:
     wanted = [manifest.catalog_blob, *([policy_blob[0]] if policy_blob else [])]
     contents = dict(git.read_blobs(root, dict.fromkeys(wanted)))
     catalog_raw = contents[manifest.catalog_blob]
-    catalog = load_document("catalog.yaml", catalog_raw).document
-    if catalog is None:
-        raise CasebankError(f"release {version}: its catalog does not load", _VERIFY)
+    canonical = (remembered or {}).get(manifest.catalog_blob)
+    if canonical is not None and sha256_hex(canonical) == manifest.catalog_sha256:
+        catalog_data = json.loads(canonical)
+    else:
+        canonical = None
+        catalog = load_document("catalog.yaml", catalog_raw).document
+        if catalog is None:
+            raise CasebankError(f"release {version}: its catalog does not load", _VERIFY)
+        catalog_data = catalog.data
     later = _later_withdrawals(root, head, manifest)
     policy = load_policy(contents[policy_blob[0]] if policy_blob else None)
     return ReleaseReader(
-        root, manifest, manifest_raw, catalog_raw, catalog.data, policy, later, attachment_blobs
+        root,
+        manifest,
+        manifest_raw,
+        catalog_raw,
+        catalog_data,
+        policy,
+        later,
+        attachment_blobs,
+        canonical,
     )
 
 
@@ -252,12 +272,21 @@ def load_release(
 
     With ``canonical``, the cases' data and the catalog are their canonical content, as an
     export bundle holds them (``casebank.serve.bundle``); without, as the files are written.
-    ``memory`` (canonical only): see ``ReleaseReader.cases``."""
-    reader = open_release(root, version)
-    cases = tuple(reader.cases(canonical=canonical, memory=memory))
+    ``memory`` (canonical only) remembers the canonical JSON of the catalog and of each case
+    for the next reader, which uses a text only when it hashes to what the manifest records
+    (see ``ReleaseReader.cases``)."""
+    remembered = memory.read() if memory is not None and canonical else {}
+    reader = open_release(root, version, remembered)
+    fresh: dict[str, bytes] = {}
+    cases = tuple(reader.cases(canonical=canonical, remembered=remembered, fresh=fresh))
     catalog_data = reader.catalog_data
-    if canonical:
-        catalog_data = canonical_data(catalog_data)
+    if canonical and reader.catalog_canonical is None:
+        text = canonical_json(catalog_data)
+        catalog_data = json.loads(text)
+        if sha256_hex(text) == reader.manifest.catalog_sha256:
+            fresh[reader.manifest.catalog_blob] = text
+    if memory is not None and fresh:
+        memory.write({**remembered, **fresh})
     return LoadedRelease(
         reader.manifest,
         reader.manifest_raw,
