@@ -26,6 +26,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 from casebank.format.catalog import Catalog, CatalogTest, fold
@@ -181,6 +182,16 @@ def _key(name: str) -> str:
     return fold(name.replace("_", " "))
 
 
+@lru_cache(maxsize=4096)
+def mentions(names: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for a text that names any of ``names`` as a whole word, case aside (one
+    search in place of one per name), or None when there is no name to look for."""
+    if not names:
+        return None
+    either = "|".join(re.escape(n) for n in names)
+    return re.compile(rf"(?<!\w)(?:{either})(?!\w)", re.IGNORECASE)
+
+
 @dataclass
 class Facts:
     """What one case records, read once: findings by test, consciousness, air or oxygen."""
@@ -200,6 +211,12 @@ class Facts:
             self.texts.append(("physical_exam", exam))
         elif isinstance(exam, dict):
             self._read(exam)
+
+    @cached_property
+    def clauses(self) -> list[tuple[str, list[str]]]:
+        """The examination's texts in clauses (split at full stops and semicolons), with
+        where each text is."""
+        return [(origin, _CLAUSE.findall(text)) for origin, text in self.texts]
 
     def _read(self, exam: Mapping[str, Any]) -> None:
         for path, node in _walk(exam, ()):
@@ -221,11 +238,13 @@ class Facts:
                         _text(node.get("flag")), _text(node.get("note")),
                     ),
                 )  # fmt: skip
-        for origin, text in self.texts:
-            for clause in _CLAUSE.findall(text):
+        for origin, clauses in self.clauses:
+            for clause in clauses:
                 for name, pattern, unit in _MEASURES:
+                    if name in self.findings:
+                        continue  # the first reading of a measure is the one kept
                     found = pattern.search(clause)
-                    if found and name not in self.findings:
+                    if found:
                         value: Any = found.group(1).replace(" ", "")
                         if name != "Blood pressure":
                             value = float(value) if "." in value else int(value)
@@ -315,10 +334,12 @@ class Facts:
             named = {section, f"{section} examination", f"{section} exam"} & called
             if named and on_side(f"{origin} {text}", side):
                 return Reading(text.strip(), None, origin)
-        patterns = [re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE) for n in names]
-        for origin, text in self.texts:
-            for clause in _CLAUSE.findall(text):
-                if any(p.search(clause) for p in patterns) and on_side(clause, side):
+        pattern = mentions(tuple(names))
+        if pattern is None:
+            return None
+        for origin, clauses in self.clauses:
+            for clause in clauses:
+                if pattern.search(clause) and on_side(clause, side):
                     return Reading(clause.strip(), None, origin)
         return None
 

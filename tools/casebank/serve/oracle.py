@@ -36,7 +36,7 @@ from casebank.format.names import (
     suggest_sided,
 )
 from casebank.format.results import judgement
-from casebank.serve.derive import Derived, Facts, Missing, derive, flagged
+from casebank.serve.derive import Derived, Facts, Missing, derive, flagged, mentions
 from casebank.serve.views import served
 
 LISTED, DERIVED, POLICY, UNAVAILABLE, UNKNOWN = (
@@ -251,13 +251,14 @@ class Oracle:
     def _reported_in(self, test: CatalogTest) -> str | None:
         """The listed report whose text states this measurement by name ("QTc 486 ms" in the
         ECG's report answers a QTc order)."""
-        names = [n for n in (test.name, *test.aliases) if len(n) >= 3]
-        patterns = [re.compile(rf"(?<!\w){re.escape(n)}(?!\w)", re.IGNORECASE) for n in names]
+        pattern = mentions(tuple(n for n in (test.name, *test.aliases) if len(n) >= 3))
+        if pattern is None:
+            return None
         for key, entry in self.results.items():
             if not isinstance(entry, dict) or entry.get("status", "final") != "final":
                 continue
             value = entry.get("value")
-            if isinstance(value, str) and any(p.search(value) for p in patterns):
+            if isinstance(value, str) and pattern.search(value):
                 return str(key)
         return None
 
