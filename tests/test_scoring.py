@@ -353,3 +353,33 @@ def test_scoring_in_worker_processes_gives_the_same_report(
     assert report() == here
     assert forked == [True]
     assert len(here) == 120 and len({c["score"] for c in here}) > 3  # three chunks of 50
+
+
+def test_an_oracle_without_views_answers_every_order_as_the_served_one_does() -> None:
+    """Scoring asks the oracle which test, source and listed result answer each order, never
+    for the served result, so its oracle leaves the result out (``views=False``). On every
+    shipped case, for every test the case expects, lists or rules out and a sample of the
+    catalog, the two oracles agree on everything but the result."""
+    from dataclasses import replace
+
+    from casebank.format.catalog import load_catalog
+    from casebank.format.loader import load_data
+    from casebank.format.orders import orders
+    from casebank.serve.oracle import Oracle
+
+    root = Path(__file__).resolve().parent.parent
+    shipped = load_catalog((root / "catalog.yaml").read_bytes(), "catalog.yaml")
+    sample = [t.name for t in shipped.tests[::23]]
+    compared = 0
+    for path in sorted((root / "cases").glob("*.yaml")):
+        data = load_data(f"cases/{path.name}", path.read_bytes())
+        names = [*sample, *data.get("investigations", {}).get("results", {})]
+        for kind in ("must_order", "optional", "should_not_order"):
+            names += [n.name for n in orders(data, "investigations", "expected", kind)]
+        served, bare = Oracle(data, shipped), Oracle(data, shipped, views=False)
+        for name in dict.fromkeys(names):
+            full, located = served.answer(name), bare.answer(name)
+            assert located == replace(full, result=located.result), (path.name, name)
+            assert not located.result or full.source not in ("listed", "unavailable")
+            compared += 1
+    assert compared > 5_000

@@ -82,6 +82,9 @@ class Oracle:
 
     case: Mapping[str, Any]
     catalog: Catalog
+    # False: answers say which test and source answer an order, from where, and why not, but
+    # carry no served result (``result`` is empty): what scoring asks, at a tenth of the cost.
+    views: bool = True
     listed: dict[str, str] = field(default_factory=dict, init=False)  # test name -> results key
     # member test name -> (results key of its panel, the member's key, whether in a series)
     members: dict[str, tuple[str, str, bool]] = field(default_factory=dict, init=False)
@@ -314,10 +317,14 @@ class Oracle:
     ) -> Answer:
         name = test.name if test is not None else None
         key = origin if origin is not None else self.listed.get(name or "", request)
-        shown = served(entry, at or ("investigations", "results", str(key))) or {}
+        shown = self._shown(entry, at or ("investigations", "results", str(key)))
         if entry.get("status") in NOT_AVAILABLE:
             return Answer(request, name, UNAVAILABLE, origin, shown, reason=_status(entry))
         return Answer(request, name, source, origin, shown)
+
+    def _shown(self, entry: Any, at: tuple[str, ...]) -> Mapping[str, Any]:
+        """What of a listed result is served (nothing, for an oracle without views)."""
+        return (served(entry, at) or {}) if self.views else {}
 
     def _derived(self, request: str, test: CatalogTest) -> Answer | None:
         if test.name in self.members:
@@ -375,14 +382,14 @@ class Oracle:
         for member in self.catalog.components_of(panel):
             key = self.listed.get(member.name)
             if key is not None:
-                shown = served(self.results[key], ("investigations", "results", key)) or {}
+                shown = self._shown(self.results[key], ("investigations", "results", key))
                 components[member.name] = {**shown, "source": LISTED, "from": key}
                 origins.append(key)
             elif member.name in self.members and self._same_specimen(panel, member.name):
                 panel_key, name, timed = self.members[member.name]
                 entry = self._member(panel_key, name, timed)
                 at = ("investigations", "results", panel_key)
-                shown = served(entry, at if timed else (*at, "components", name)) or {}
+                shown = self._shown(entry, at if timed else (*at, "components", name))
                 components[member.name] = {**shown, "source": DERIVED, "from": panel_key}
                 origins.append(panel_key)
             elif not member.is_panel:  # computed from the case, or the policy's answer

@@ -145,7 +145,7 @@ def expected(data: Mapping[str, Any], catalog: Catalog) -> Expected:
             unknown.append(" or ".join(named.name for named in group))
     return Expected(
         catalog,
-        Oracle(data, catalog),
+        Oracle(data, catalog, views=False),  # scoring asks which test answers, not what
         groups,
         unknown,
         _resolved(data, "optional", catalog),
