@@ -139,13 +139,14 @@ def check_test_listed_twice(ctx: CaseContext) -> Iterator[Finding]:
 
 
 def oracle(ctx: CaseContext) -> Any:
-    """The results oracle for this case (one per case, shared by the rules that serve it)."""
+    """The results oracle for this case (one per case, shared by the rules that serve it).
+    The rules ask which source answers an order, never what it shows, so it serves no view."""
 
     def build() -> Any:
         from casebank.serve.oracle import Oracle
 
         assert ctx.catalog is not None
-        return Oracle(ctx.data, ctx.catalog)
+        return Oracle(ctx.data, ctx.catalog, views=False)
 
     return ctx.memo("oracle", build)
 
