@@ -34,6 +34,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from casebank.commands.site_input import released_site, working_site
+    from casebank.parallel import lasting
     from casebank.site.build import build_site, environment
 
     if args.release is not None and args.changed_since is not None:
@@ -41,10 +42,11 @@ def run(args: argparse.Namespace) -> int:
     env = environment()  # before any reading: without Jinja2 there is nothing to build
     root = find_root(args.root)
     out = check_output_folder(args.out, "site", root=root, replace=True)
-    if args.release is not None:
-        site = released_site(root, args.release)
-    else:
-        site = working_site(root, args.changed_since)
+    with lasting():  # the site's input lives until its pages are written
+        if args.release is not None:
+            site = released_site(root, args.release)
+        else:
+            site = working_site(root, args.changed_since)
     files = build_site(site, env)
     write_folder_atomically(out, files, command="site", root=root, replace=True)
     print(

@@ -762,7 +762,8 @@ def score_all(
         verdicts[(j.run, j.case_id, j.version)][j.item] = j
     # From parallel.POOL_FROM submissions on, forked workers score them (each submission
     # depends only on its case, its verdicts and the catalog, so the scores are the same
-    # either way). A case's submissions stay in one chunk, so that its key is read once.
+    # either way). Sorted by case, a case's submissions go to one worker (but where a chunk
+    # of 50 ends), so that its key is read once, not once per worker.
     order = sorted(range(len(submissions)), key=lambda i: _key_of(submissions[i]))
     _SHARED[:] = [(submissions, keys, verdicts, catalog, method)]
     scored: list[CaseScore | None] = [None] * len(submissions)
