@@ -384,3 +384,27 @@ def test_an_oracle_without_views_answers_every_order_as_the_served_one_does() ->
             assert (located.result is None) == (full.result is None), (path.name, name)
             compared += 1
     assert compared > 5_000
+
+
+def test_data_built_to_last_is_frozen_and_the_collector_restored() -> None:
+    """`parallel.lasting` pauses the cyclic collector while a command builds what it keeps,
+    then freezes it: the collector is as it was before (enabled or not), even after a
+    failure, and what was built is never walked again."""
+    import gc
+
+    from casebank import parallel
+
+    assert gc.isenabled()
+    gc.unfreeze()
+    try:
+        with parallel.lasting():
+            assert not gc.isenabled()
+            kept = [{"n": i} for i in range(1_000)]
+        assert gc.isenabled() and gc.get_freeze_count() >= len(kept)
+        gc.disable()
+        with pytest.raises(RuntimeError), parallel.lasting():
+            raise RuntimeError("a command that fails while loading")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
