@@ -16,8 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import rfc8785
+
 from casebank.format.attachments import check_attachment
-from casebank.format.canonical import sha256_hex
+from casebank.format.canonical import content_hash, data_hash, sha256_hex
 from casebank.format.catalog import Catalog, build_catalog, catalog_if_it_loads
 from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
@@ -75,10 +77,16 @@ class _Loaded:
     path: str
     data: dict[str, Any]
     attachments: dict[str, bytes]
+    data_sha256: str = ""  # of the data's canonical form, where the file was parsed
 
     def state(self) -> CaseState:
         hashes = {name: sha256_hex(raw) for name, raw in sorted(self.attachments.items())}
         return CaseState(self.path, self.data, hashes)
+
+    def content_hash(self, state: CaseState) -> str:
+        """The case's content hash (``state`` is this case's), from the hash of its data
+        made where it was parsed: in a worker process, for a large tree."""
+        return content_hash(self.data_sha256 or data_hash(self.data), state.attachments)
 
 
 def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
@@ -134,12 +142,13 @@ def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
             warn(f"{relative}: left out, {loaded[case_id].path} has the same case id")
             skipped += 1
             continue
-        data = _read_case(relative, *parsed[relative])
+        found, why, sha = parsed[relative]
+        data = _read_case(relative, found, why)
         if data is None:
             skipped += 1
             continue
         attachments = _read_attachments(root, case_id, listing.attachments.get(case_id, ()))
-        loaded[case_id] = _Loaded(relative, data, attachments)
+        loaded[case_id] = _Loaded(relative, data, attachments, sha)
     return loaded, skipped
 
 
@@ -160,9 +169,10 @@ def _read_attachments(root: Path, case_id: str, names: Iterable[str]) -> dict[st
 
 def _parse_all(
     root: Path, relatives: Sequence[str]
-) -> dict[str, tuple[dict[str, Any] | None, str]]:
-    """Every case file read and parsed (in worker processes for a large tree): its data, or
-    None and what to warn; the warnings are given in order by ``_read_case``."""
+) -> dict[str, tuple[dict[str, Any] | None, str, str]]:
+    """Every case file read and parsed (in worker processes for a large tree): its data and
+    the SHA-256 of its canonical form, or None and what to warn; the warnings are given in
+    order by ``_read_case``."""
     jobs: list[tuple[str, bytes | None, str]] = []
     for relative in relatives:
         try:
@@ -177,21 +187,25 @@ def _parse_all(
 
 def _parse_chunk(
     jobs: list[tuple[str, bytes | None, str]],
-) -> list[tuple[dict[str, Any] | None, str]]:
+) -> list[tuple[dict[str, Any] | None, str, str]]:
     return [
-        _parse_case(relative, raw) if raw is not None else (None, why)
+        _parse_case(relative, raw) if raw is not None else (None, why, "")
         for relative, raw, why in jobs
     ]
 
 
-def _parse_case(relative: str, raw: bytes) -> tuple[dict[str, Any] | None, str]:
+def _parse_case(relative: str, raw: bytes) -> tuple[dict[str, Any] | None, str, str]:
     result = load_document(relative, raw)
     if result.document is None or not isinstance(result.document.data, dict):
         issue = result.issues[0] if result.issues else None
         where = f"{relative}:{issue.line}:{issue.column}" if issue else relative
         what = issue.message if issue else "it is not a mapping of fields"
-        return None, f"{where}: left out, {what}; run `casebank validate {relative}`"
-    return result.document.data, ""
+        return None, f"{where}: left out, {what}; run `casebank validate {relative}`", ""
+    try:  # what the case's page shows as its content hash (made here: it costs a parse)
+        sha = data_hash(result.document.data)
+    except rfc8785.CanonicalizationError:
+        sha = ""  # made again where it is shown, as any other hash that fails
+    return result.document.data, "", sha
 
 
 def _read_case(relative: str, data: dict[str, Any] | None, why: str) -> dict[str, Any] | None:
@@ -319,7 +333,7 @@ class _History:
         entry = self.latest.get(case_id)
         events = self.events(case_id)
         state = case.state()
-        current = state.content_hash()  # once: it hashes the case's canonical form
+        current = case.content_hash(state)
         shown = SiteCase(
             case_id=case_id,
             path=case.path,
