@@ -19,7 +19,7 @@ from typing import Any
 import rfc8785
 
 from casebank.format.attachments import check_attachment
-from casebank.format.canonical import content_hash, data_hash, sha256_hex
+from casebank.format.canonical import data_hash, sha256_hex
 from casebank.format.catalog import Catalog, build_catalog, catalog_if_it_loads
 from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
@@ -81,12 +81,7 @@ class _Loaded:
 
     def state(self) -> CaseState:
         hashes = {name: sha256_hex(raw) for name, raw in sorted(self.attachments.items())}
-        return CaseState(self.path, self.data, hashes)
-
-    def content_hash(self, state: CaseState) -> str:
-        """The case's content hash (``state`` is this case's), from the hash of its data
-        made where it was parsed: in a worker process, for a large tree."""
-        return content_hash(self.data_sha256 or data_hash(self.data), state.attachments)
+        return CaseState(self.path, self.data, hashes, data_sha256=self.data_sha256)
 
 
 def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
@@ -333,7 +328,7 @@ class _History:
         entry = self.latest.get(case_id)
         events = self.events(case_id)
         state = case.state()
-        current = case.content_hash(state)
+        current = state.content_hash()  # from the hash made where the file was parsed
         shown = SiteCase(
             case_id=case_id,
             path=case.path,

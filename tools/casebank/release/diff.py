@@ -31,11 +31,12 @@ class CaseState:
     data: dict[str, Any] | None
     attachments: Mapping[str, str] = field(default_factory=dict)  # rel path -> SHA-256
     problem: str = ""  # why data is None
+    data_sha256: str = ""  # of the data's canonical form, where it was already made
 
     def content_hash(self) -> str | None:
         if self.data is None:
             return None
-        return content_hash(data_hash(self.data), self.attachments)
+        return content_hash(self.data_sha256 or data_hash(self.data), self.attachments)
 
 
 @dataclass(frozen=True)
