@@ -764,9 +764,11 @@ def score_all(
     # depends only on its case, its verdicts and the catalog, so the scores are the same
     # either way). Sorted by case, a case's submissions go to one worker (but where a chunk
     # of 50 ends), so that its key is read once, not once per worker.
-    order = sorted(range(len(submissions)), key=lambda i: _key_of(submissions[i]))
+    order = sorted(
+        range(len(submissions)), key=lambda i: (submissions[i].case_id, submissions[i].version)
+    )
     _SHARED[:] = [(submissions, keys, verdicts, catalog, method)]
-    scored: list[CaseScore | None] = [None] * len(submissions)
+    scored: list[tuple[int, CaseScore]] = []
     try:
         done = map_chunks(
             _score_chunk, order, size=50, start="fork", parallel=fork_pays(len(submissions))
@@ -774,12 +776,13 @@ def score_all(
         for index, computed in zip(order, done, strict=True):
             s = submissions[index]
             key = keys[(s.case_id, s.version)]
-            scored[index] = CaseScore(key=key, **dict(zip(_COMPUTED, computed, strict=True)))
+            fields_of = dict(zip(_COMPUTED, computed, strict=True))
+            scored.append((index, CaseScore(key=key, **fields_of)))
     finally:
         _SHARED.clear()
-    return sorted(
-        (c for c in scored if c is not None), key=lambda c: (c.run, c.key.case_id, c.key.version)
-    )
+    # By run and case; submissions that tie keep the order they were given in.
+    scored.sort(key=lambda p: (p[1].run, p[1].key.case_id, p[1].key.version, p[0]))
+    return [c for _, c in scored]
 
 
 # What forked scoring workers read: the submissions, keys, verdicts, catalog and method.
@@ -787,10 +790,6 @@ _SHARED: list[tuple[Any, ...]] = []
 
 
 _COMPUTED = tuple(f.name for f in fields(CaseScore) if f.name != "key")  # a worker's part
-
-
-def _key_of(submission: Submission) -> tuple[str, int]:
-    return submission.case_id, submission.version
 
 
 def _score_chunk(indices: list[int]) -> list[tuple[Any, ...]]:
