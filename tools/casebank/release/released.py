@@ -145,9 +145,8 @@ class ReleaseReader:
         entries = sorted(self.manifest.cases, key=lambda e: e.case_id)
         if current:
             entries = [e for e in entries if self.manifest.withdrawal(e.case_id, e.version) is None]
-        if not canonical or derive is not None:
-            remembered = None
-        remembered = remembered or {}
+        if remembered is None or not canonical or derive is not None:
+            remembered = {}
         hits: dict[str, tuple[bytes, str]] = {}  # blob -> (canonical JSON, its SHA-256)
         for e in entries:
             text = remembered.get(e.blob)
