@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -206,16 +206,27 @@ def _refuse_protected(resolved: Path, given: str, root: Path) -> None:
 
 
 def write_folder_atomically(
-    target: Path, files: dict[str, bytes], *, command: str, root: Path, replace: bool
-) -> None:
-    """Create the folder ``target`` holding ``files`` (relative POSIX path -> bytes) and the
-    command's marker, all or nothing (see :func:`build_folder_atomically`)."""
+    target: Path,
+    files: Iterable[tuple[str, bytes]],
+    *,
+    command: str,
+    root: Path,
+    replace: bool,
+) -> int:
+    """Create the folder ``target`` holding ``files`` (relative POSIX path, bytes), each
+    written as it comes, and the command's marker, all or nothing (see
+    :func:`build_folder_atomically`); return how many files were written, the marker left
+    out."""
+    written = 0
 
     def write_all(folder: FolderWriter) -> None:
-        for relative, content in sorted(files.items()):
+        nonlocal written
+        for relative, content in files:
             folder.write(relative, content)
+            written += 1
 
     build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
+    return written
 
 
 class FolderWriter:

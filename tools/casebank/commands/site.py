@@ -35,7 +35,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from casebank.commands.site_input import released_site, working_site
     from casebank.parallel import lasting
-    from casebank.site.build import build_site, environment
+    from casebank.site.build import environment, site_files
 
     if args.release is not None and args.changed_since is not None:
         raise UsageError("--changed-since shows the working tree: leave out --release")
@@ -47,10 +47,11 @@ def run(args: argparse.Namespace) -> int:
             site = released_site(root, args.release)
         else:
             site = working_site(root, args.changed_since)
-    files = build_site(site, env)
-    write_folder_atomically(out, files, command="site", root=root, replace=True)
+    written = write_folder_atomically(
+        out, site_files(site, env), command="site", root=root, replace=True
+    )
     print(
         f"wrote {args.out}: {len(site.cases)} case page(s), {len(site.releases)} release "
-        f"page(s), {len(files)} files ({site.label})"
+        f"page(s), {written} files ({site.label})"
     )
     return 0

@@ -26,7 +26,7 @@ from casebank.site.attachments import published, served
 from casebank.site.burden import expected_workup, test_rows
 from casebank.site.charts import coverage_chart
 from casebank.site.model import Event, SiteCase, SiteInput, SiteRelease
-from casebank.site.nodes import FLAG_LABELS, Node, exam_node, label, to_node
+from casebank.site.nodes import Node, exam_node, label, to_node
 from casebank.site.results import result_rows
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ def environment() -> jinja2.Environment:
             "`casebank site` renders its pages with Jinja2, which is not installed",
             INSTALL_HINT,
         ) from None
+    from casebank.site import html  # MarkupSafe comes with Jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
@@ -61,25 +63,34 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.globals["flag_labels"] = FLAG_LABELS
+    env.globals["node"] = html.node  # the node tree in Python: most of a page (site/html.py)
+    env.globals["flag"] = html.flag
     return env
 
 
 def build_site(site: SiteInput, env: jinja2.Environment | None = None) -> dict[str, bytes]:
     """Every file of the site, by site-relative POSIX path."""
+    return dict(site_files(site, env))
+
+
+def site_files(
+    site: SiteInput, env: jinja2.Environment | None = None
+) -> Iterator[tuple[str, bytes]]:
+    """Every file of the site, as (site-relative POSIX path, bytes), each as soon as it is
+    made: the command writes a page while worker processes render the next ones."""
     env = env or environment()
-    files = {f"static/{name}": (STATIC / name).read_bytes() for name in STATIC_FILES}
+    for name in STATIC_FILES:
+        yield f"static/{name}", (STATIC / name).read_bytes()
     released = {r.version for r in site.releases}
-    files["index.html"] = _render(env, "index.html.j2", index_context(site))
+    yield "index.html", _render(env, "index.html.j2", index_context(site))
     for case, page in zip(site.cases, _case_pages(site, env, released), strict=True):
-        files[f"cases/{case.case_id}.html"] = page
-        files.update(published(case.case_id, case.attachments))
+        yield f"cases/{case.case_id}.html", page
+        yield from published(case.case_id, case.attachments).items()
     shown = {c.case_id for c in site.cases}
     for release in site.releases:
-        files[f"releases/{release.version}.html"] = _render(
+        yield f"releases/{release.version}.html", _render(
             env, "release.html.j2", release_context(site, release, shown)
         )
-    return files
 
 
 # From parallel.POOL_FROM cases on, the case pages are rendered in forked worker processes
