@@ -88,8 +88,9 @@ def site_files(
         yield from published(case.case_id, case.attachments).items()
     shown = {c.case_id for c in site.cases}
     for release in site.releases:
-        yield f"releases/{release.version}.html", _render(
-            env, "release.html.j2", release_context(site, release, shown)
+        yield (
+            f"releases/{release.version}.html",
+            _render(env, "release.html.j2", release_context(site, release, shown)),
         )
 
 
