@@ -74,29 +74,49 @@ def _audiences(node: Field) -> frozenset[str | None]:
 def _keep(node: Field, value: Any, role: str) -> Any:
     """``value`` as the role sees it, or _NOTHING. Mappings with named fields are filtered key
     by key (so a field unknown to the schema is dropped), mappings of chosen keys value by
-    value; anything else is the role's whole or not at all."""
+    value; anything else is the role's whole or not at all.
+
+    A value that is neither a mapping nor a list is the role's exactly when its field's
+    audience is the role (what a call would find): the loops decide that without a call, as
+    most of a case's values are such leaves."""
     if role not in _audiences(node):
         return _NOTHING
     node = _form(node, value)
     if node.values is not None and node.fields is None and isinstance(value, dict):
         out = {}
+        child = node.values
         for key, item in value.items():
-            kept = _keep(node.values, item, role)
-            if kept is not _NOTHING:
+            if not isinstance(item, (dict, list)):
+                if child.audience == role:
+                    out[key] = item
+            elif (kept := _keep(child, item, role)) is not _NOTHING:
                 out[key] = kept
         return out if out else _NOTHING
     if node.fields is not None and isinstance(value, dict):
         out = {}
+        fields = node.fields
         for key, item in value.items():
-            child = node.fields.get(key)
-            kept = _NOTHING if child is None else _keep(child, item, role)
-            if kept is not _NOTHING:
+            named = fields.get(key)
+            if named is None:
+                continue
+            if not isinstance(item, (dict, list)):
+                if named.audience == role:
+                    out[key] = item
+            elif (kept := _keep(named, item, role)) is not _NOTHING:
                 out[key] = kept
         return out if out else _NOTHING
     if node.audience != role:
         return _NOTHING
     if node.items is not None and isinstance(value, list):
-        return [kept for item in value if (kept := _keep(node.items, item, role)) is not _NOTHING]
+        each = node.items
+        shown = []
+        for item in value:
+            if not isinstance(item, (dict, list)):
+                if each.audience == role:
+                    shown.append(item)
+            elif (kept := _keep(each, item, role)) is not _NOTHING:
+                shown.append(kept)
+        return shown
     return value
 
 
