@@ -21,7 +21,7 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -304,10 +304,13 @@ _DISPLAY_PARTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+@lru_cache(maxsize=4096)
 def display(written: str) -> str:
     """A unit as a page or a report shows it: UCUM spellings a reader would trip over become
     their usual clinical form (``Cel`` → ``°C``, ``mm[Hg]`` → ``mmHg``, ``umol/L`` →
-    ``µmol/L``); anything else is shown as written. Never changes the case's data."""
+    ``µmol/L``); anything else is shown as written. Never changes the case's data. Cached: a
+    site shows a few dozen distinct units (75 in 1,000 full-size cases) tens of thousands of
+    times, 16 substitutions each."""
     text = written.strip()
     if text in _DISPLAY_WHOLE:
         return _DISPLAY_WHOLE[text]
