@@ -411,6 +411,21 @@ def test_a_served_note_that_names_the_diagnosis_is_an_error() -> None:
     assert "answers" not in answer.result  # authoring data is never served
 
 
+def test_a_note_on_a_series_point_or_a_nested_finding_is_served_too() -> None:
+    text = with_result(
+        "    Troponin T:\n      type: lab_value\n      series:\n"
+        '        - {at: "on arrival", value: 24, unit: ng/L}\n'
+        '        - {at: "3 hours later", value: 480, unit: ng/L,\n'
+        '           note: "Diagnostic of an inferior STEMI."}\n'
+    )
+    path = 'investigations.results["Troponin T"].series[1].note'
+    assert ("CB446", path, line_of(text, 'note: "Diagnostic')) in found(text)
+    exam = with_exam(
+        '  cardiovascular:\n    heart_sounds: {value: "Normal", note: "As in an inferior STEMI."}\n'
+    )
+    assert "CB446" in {r for r, _, _ in found(exam)}
+
+
 def test_a_commentary_note_is_a_warning_but_a_neutral_reason_is_not() -> None:
     text = with_result(
         "    Chest X-ray:\n      type: text_report\n      status: not_done\n"

@@ -588,27 +588,32 @@ def names_answer(text: str, answers: list[str]) -> str | None:
     return None
 
 
-def served_notes(ctx: CaseContext) -> Iterator[tuple[Path, str]]:
+def served_notes(ctx: CaseContext) -> list[tuple[Path, str]]:
     """Every served note: on results, their members and series points, and on examination
-    findings."""
+    findings, in the case's order."""
+    found: list[tuple[Path, str]] = []
     results = ctx.get("investigations", "results")
     for key, entry in results.items() if isinstance(results, dict) else ():
-        yield from _notes(entry, ("investigations", "results", key))
+        _notes(entry, ("investigations", "results", key), found)
     exam = ctx.get("physical_exam")
     if isinstance(exam, dict):
-        yield from _notes(exam, ("physical_exam",))
+        _notes(exam, ("physical_exam",), found)
+    return found
 
 
-def _notes(value: Any, at: Path) -> Iterator[tuple[Path, str]]:
+def _notes(value: Any, at: Path, found: list[tuple[Path, str]]) -> None:
+    """The notes in ``value`` appended to ``found`` (one call per mapping or list, none per
+    text: a full-size case holds hundreds of values and a few notes)."""
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "note" and isinstance(item, str):
-                yield (*at, key), item
-            elif key != "examiner_note":
-                yield from _notes(item, (*at, key))
+                found.append(((*at, key), item))
+            elif key != "examiner_note" and isinstance(item, (dict, list)):
+                _notes(item, (*at, key), found)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            yield from _notes(item, (*at, i))
+            if isinstance(item, (dict, list)):
+                _notes(item, (*at, i), found)
 
 
 @rule(
