@@ -292,6 +292,29 @@ def test_a_failed_build_leaves_the_old_site_and_no_stray_files(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "repo", "site"]
 
 
+def test_a_file_a_page_is_made_of_that_cannot_be_read_is_named_and_the_old_site_kept(
+    released: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Pages are written as they are made: a failure to read while making one (here the
+    style sheet) is that failure, not a failure to write the site, and undoes the build."""
+    from casebank.site import build as site_build
+
+    out = tmp_path / "site"
+    assert build(released.root, out) == 0
+    before = files(out)
+    capsys.readouterr()
+    monkeypatch.setattr(site_build, "STATIC", tmp_path / "gone")
+    assert build(released.root, out, "--release", "1.0.0") == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'gone' / 'site.css'}: No such file or directory" in err
+    assert "cannot write" not in err
+    assert files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "repo", "site"]
+
+
 @pytest.mark.parametrize("kind", ["foreign folder", "file"])
 def test_out_is_refused_when_it_is_not_a_site_casebank_built(
     released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str

@@ -216,17 +216,36 @@ def write_folder_atomically(
     """Create the folder ``target`` holding ``files`` (relative POSIX path, bytes), each
     written as it comes, and the command's marker, all or nothing (see
     :func:`build_folder_atomically`); return how many files were written, the marker left
-    out."""
+    out. An OSError in making the files (reading what a page is made of) is raised as it is,
+    after the folder is undone: it is not a failure to write ``target``."""
     written = 0
 
     def write_all(folder: FolderWriter) -> None:
         nonlocal written
-        for relative, content in files:
+        made = iter(files)
+        while True:
+            try:
+                relative, content = next(made)
+            except StopIteration:
+                return
+            except OSError as exc:
+                raise _NotMade(exc) from exc
             folder.write(relative, content)
             written += 1
 
-    build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
+    try:
+        build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
+    except _NotMade as failed:
+        raise failed.error from None
     return written
+
+
+class _NotMade(Exception):
+    """An OSError of making a file, carried past the writer's "cannot write" handling."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class FolderWriter:
