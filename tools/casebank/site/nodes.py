@@ -1,4 +1,5 @@
-"""A case's parts as a small tree of display nodes, which the templates turn into HTML.
+"""A case's parts as a small tree of display nodes, which `site.html` turns into HTML for the
+templates (each node names its ``kind``).
 
 Nothing here decides who may see what: the caller hands in one audience's view
 (``casebank.serve.views.view``). Every function reads defensively: a case that loads but does
