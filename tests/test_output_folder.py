@@ -9,7 +9,7 @@ even when they hold the command's marker, and with ``--force``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -191,3 +191,42 @@ def test_a_full_disk_names_the_file_and_leaves_nothing(
     assert f"cannot write {out}/" in err and "No space left on device" in err
     assert "hint: the disk holding it is full" in err
     assert everything(tmp_path) == before  # not even the parent folder it made
+
+
+def test_files_made_as_they_are_written_stop_when_a_write_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder written from files as they are made (the site's pages, rendered by worker
+    processes meanwhile): a failed write stops the maker before the error is raised, and
+    leaves nothing behind."""
+    from casebank import workspace
+    from casebank.errors import WriteError
+
+    events: list[str] = []
+
+    def pages() -> Iterator[tuple[str, bytes]]:
+        try:
+            for n in range(5):
+                events.append(f"made {n}")
+                yield f"page-{n}.html", b"<p>page</p>"
+        finally:
+            events.append("stopped")
+
+    real = workspace.FolderWriter.write
+
+    def write(self: workspace.FolderWriter, relative: str, content: bytes) -> None:
+        if relative == "page-1.html":
+            raise OSError(28, "No space left on device")
+        real(self, relative, content)
+
+    monkeypatch.setattr(workspace.FolderWriter, "write", write)
+    root = tmp_path / "repo"
+    root.mkdir()
+    try:
+        workspace.write_folder_atomically(
+            tmp_path / "out", pages(), command="site", root=root, replace=False
+        )
+    except WriteError:
+        events.append("raised")
+    assert events == ["made 0", "made 1", "stopped", "raised"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "repo"]

@@ -223,15 +223,20 @@ def write_folder_atomically(
     def write_all(folder: FolderWriter) -> None:
         nonlocal written
         made = iter(files)
-        while True:
-            try:
-                relative, content = next(made)
-            except StopIteration:
-                return
-            except OSError as exc:
-                raise _NotMade(exc) from exc
-            folder.write(relative, content)
-            written += 1
+        try:
+            while True:
+                try:
+                    relative, content = next(made)
+                except StopIteration:
+                    return
+                except OSError as exc:
+                    raise _NotMade(exc) from exc
+                folder.write(relative, content)
+                written += 1
+        finally:  # a maker that stops early (a failed write) stops its workers now
+            close = getattr(made, "close", None)
+            if close is not None:
+                close()
 
     try:
         build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
