@@ -13,8 +13,9 @@ import pytest
 
 import casebank.check.cache
 import casebank.check.validate
-from casebank.check.cache import CACHE_DIR, CACHE_FILE
+from casebank.check.cache import CACHE_FILE
 from casebank.cli import main
+from casebank.format.layout import CACHE_DIR
 from conftest import VALID_CASE, RepoMaker, edit
 
 WITH_ERROR = edit("  age: 54", "  age: fifty").replace("case_id: valid_case", "case_id: broken")

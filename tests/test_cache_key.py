@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from casebank.check import cache
-from casebank.check.cache import CACHE_DIR, CACHE_FILE
+from casebank.check.cache import CACHE_FILE
 from casebank.cli import main
 from casebank.format.canonical import file_digest
+from casebank.format.layout import CACHE_DIR
 from conftest import VALID_CASE, RepoMaker
 
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from casebank.check.problem import FileReport, Problem
 from casebank.errors import WriteError
+from casebank.format.layout import CACHE_DIR
 from casebank.workspace import write_atomically
 
-CACHE_DIR = ".casebank-cache"
 CACHE_FILE = "validate.json"
 FORMAT = 4
 # The installed package: all of it decides verdicts, not only format/ and check/.

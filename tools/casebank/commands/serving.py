@@ -22,7 +22,7 @@ from casebank.format.catalog import (
     load_catalog,
 )
 from casebank.format.identifiers import require_case_id
-from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
+from casebank.format.layout import CACHE_DIR, CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_data, load_document
 
 if TYPE_CHECKING:
@@ -187,8 +187,6 @@ def catalog_of(root: Path, raw: bytes) -> Catalog:
     loader's data model is JSON). A missing, stale or unreadable cache is loading afresh."""
     import json
 
-    from casebank.check.cache import CACHE_DIR
-
     key = _catalog_key(raw)
     path = root / CACHE_DIR / CATALOG_CACHE
     try:
@@ -223,8 +221,6 @@ class RememberedCases:
     root: Path
 
     def read(self) -> dict[str, bytes]:
-        from casebank.check.cache import CACHE_DIR
-
         try:
             raw = (self.root / CACHE_DIR / CASES_CACHE).read_bytes()
         except OSError:
@@ -240,8 +236,6 @@ class RememberedCases:
         return texts
 
     def write(self, texts: dict[str, bytes]) -> None:
-        from casebank.check.cache import CACHE_DIR
-
         folder = self.root / CACHE_DIR
         lines = [_catalog_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
         _remember_bytes(folder, folder / CASES_CACHE, b"\n".join(lines) + b"\n")

@@ -6,12 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from casebank.check.cache import CACHE_DIR
 from casebank.check.report import FORMATS as REPORT_FORMATS
 from casebank.check.report import REPORTERS, pick_format
 from casebank.check.validate import Options, Validation, validate_files, validate_repository
 from casebank.errors import UsageError
 from casebank.format.canonical import file_digest
+from casebank.format.layout import CACHE_DIR
 from casebank.workspace import find_root
 
 HELP = "Check cases and the catalog; report problems with file, line and field."

@@ -17,6 +17,9 @@ WITHDRAWALS_FILE = "withdrawals.yaml"
 CASES_DIR = "cases"
 ATTACHMENTS_DIR = "attachments"
 CASE_SUFFIXES = (".yaml", ".yml", ".json")
+# What casebank remembers between runs (validation verdicts, a loaded catalog, released cases):
+# never committed; it holds its own .gitignore.
+CACHE_DIR = ".casebank-cache"
 
 
 def is_case_path(relative: str) -> bool:
