@@ -9,6 +9,7 @@ import importlib.util
 import json
 import math
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,11 @@ ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("grader", ROOT / "benchmarks" / "grader.py")
 assert _spec is not None and _spec.loader is not None
 grader = importlib.util.module_from_spec(_spec)
+_path = list(sys.path)
 _spec.loader.exec_module(grader)
+# The script puts tools/ first on sys.path, for running it from a clone; the tests use the
+# installed casebank, and a later test's inspect_ai task is named by where it imports from.
+sys.path[:] = _path
 
 GOLD = "Acute inferior ST-elevation myocardial infarction"
 MUST = ["ECG", "Troponin", "CBC"]
