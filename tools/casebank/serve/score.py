@@ -179,9 +179,14 @@ class CaseKey:
     specialty: str
     difficulty: str
     weights: dict[str, float]
-    items: list[Item]  # method 2's items (method 1 leaves out the process items)
     data: Mapping[str, Any] = field(default_factory=dict, repr=False)
     catalog: Catalog | None = field(default=None, repr=False)
+
+    @cached_property
+    def items(self) -> list[Item]:
+        """Method 2's items (method 1 leaves out the process items): read where the case is
+        scored, in the worker that scores it."""
+        return rubric(self.data)
 
     @cached_property
     def answers(self) -> dict[str, float]:
@@ -272,7 +277,6 @@ def prepare(
         str(metadata.get("specialty", "")),
         str(metadata.get("difficulty", "")),
         weights,
-        rubric(data),
         data,
         catalog,
     )
