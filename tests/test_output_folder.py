@@ -212,14 +212,17 @@ def test_files_made_as_they_are_written_stop_when_a_write_fails(
         finally:
             events.append("stopped")
 
-    real = workspace.FolderWriter.write
+    real = workspace._write_synced
+    calls: list[int] = []
 
-    def write(self: workspace.FolderWriter, relative: str, content: bytes) -> None:
-        if relative == "page-1.html":
+    def write(fd: int, content: bytes, mode: int) -> None:  # the disk fills at page-1.html
+        calls.append(fd)
+        if len(calls) == 2:
+            os.close(fd)
             raise OSError(28, "No space left on device")
-        real(self, relative, content)
+        real(fd, content, mode)
 
-    monkeypatch.setattr(workspace.FolderWriter, "write", write)
+    monkeypatch.setattr(workspace, "_write_synced", write)
     root = tmp_path / "repo"
     root.mkdir()
     try:
@@ -229,4 +232,25 @@ def test_files_made_as_they_are_written_stop_when_a_write_fails(
     except WriteError:
         events.append("raised")
     assert events == ["made 0", "made 1", "stopped", "raised"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "repo"]
+
+
+def test_what_a_builder_fails_to_read_is_its_own_error_not_a_write_failure(
+    tmp_path: Path,
+) -> None:
+    """Export and site make their files while the folder is written: an OSError of the
+    builder's own (a file it reads) stays itself, and the folder is undone."""
+    from casebank import workspace
+
+    def build(folder: workspace.FolderWriter) -> None:
+        folder.write("first.txt", b"one")
+        raise FileNotFoundError(2, "No such file or directory", "/the/source.css")
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    with pytest.raises(FileNotFoundError) as raised:
+        workspace.build_folder_atomically(
+            tmp_path / "out", build, command="export", root=root, replace=False
+        )
+    assert raised.value.filename == "/the/source.css"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "repo"]

@@ -216,21 +216,14 @@ def write_folder_atomically(
     """Create the folder ``target`` holding ``files`` (relative POSIX path, bytes), each
     written as it comes, and the command's marker, all or nothing (see
     :func:`build_folder_atomically`); return how many files were written, the marker left
-    out. An OSError in making the files (reading what a page is made of) is raised as it is,
-    after the folder is undone: it is not a failure to write ``target``."""
+    out."""
     written = 0
 
     def write_all(folder: FolderWriter) -> None:
         nonlocal written
         made = iter(files)
         try:
-            while True:
-                try:
-                    relative, content = next(made)
-                except StopIteration:
-                    return
-                except OSError as exc:
-                    raise _NotMade(exc) from exc
+            for relative, content in made:
                 folder.write(relative, content)
                 written += 1
         finally:  # a maker that stops early (a failed write) stops its workers now
@@ -238,24 +231,15 @@ def write_folder_atomically(
             if close is not None:
                 close()
 
-    try:
-        build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
-    except _NotMade as failed:
-        raise failed.error from None
+    build_folder_atomically(target, write_all, command=command, root=root, replace=replace)
     return written
-
-
-class _NotMade(Exception):
-    """An OSError of making a file, carried past the writer's "cannot write" handling."""
-
-    def __init__(self, error: OSError) -> None:
-        super().__init__(str(error))
-        self.error = error
 
 
 class FolderWriter:
     """The temporary folder a builder writes into: whole files (``write``), or a file written
-    in pieces as they are made (``stream``), each file new, flushed to the disk and closed."""
+    in pieces as they are made (``stream``), each file new, flushed to the disk and closed.
+    A failure to write is a WriteError naming the file; what the builder itself raises (an
+    OSError in reading what it writes, say) is left as it is."""
 
     def __init__(self, building: Path, target: Path) -> None:
         self._building = building
@@ -271,21 +255,30 @@ class FolderWriter:
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, self._mode)
 
     def write(self, relative: str, content: bytes) -> None:
-        _write_synced(self._open(relative), content, self._mode)
+        try:
+            _write_synced(self._open(relative), content, self._mode)
+        except OSError as exc:
+            raise WriteError(self.where, exc) from None
         self.where = self._target
 
     @contextlib.contextmanager
     def stream(self, relative: str) -> Iterator[StreamedFile]:
         """A file to write in pieces; its SHA-256 and size are kept as it is written."""
-        fd = self._open(relative)
-        sink = StreamedFile(fd)
+        try:
+            fd = self._open(relative)
+        except OSError as exc:
+            raise WriteError(self.where, exc) from None
+        sink = StreamedFile(fd, self.where)
         try:
             yield sink
             sink.flush()
         except BaseException:
             os.close(fd)
             raise
-        _write_synced(fd, b"", self._mode)  # the mode, the sync and the close of every file
+        try:
+            _write_synced(fd, b"", self._mode)  # the mode, the sync and the close of every file
+        except OSError as exc:
+            raise WriteError(self.where, exc) from None
         self.where = self._target
 
 
@@ -294,10 +287,11 @@ class StreamedFile:
 
     _BUFFER = 1 << 20
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, where: Path) -> None:
         import hashlib
 
         self._fd = fd
+        self._where = where  # the file, for the error that names it
         self._pending: list[bytes] = []
         self._buffered = 0
         self._hash = hashlib.sha256()
@@ -315,8 +309,11 @@ class StreamedFile:
     def flush(self) -> None:
         view = memoryview(b"".join(self._pending))
         self._pending, self._buffered = [], 0
-        while view:
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            raise WriteError(self._where, exc) from None
 
     @property
     def sha256(self) -> str:
@@ -376,25 +373,25 @@ def _replace_folder(target: Path, build: Callable[[FolderWriter], None], occupie
     except OSError as exc:
         raise WriteError(target.parent, exc) from None
     old: Path | None = None
-    writer = FolderWriter(building, target)
     try:
-        build(writer)
-        os.chmod(building, 0o777 & ~_umask())
-        if occupied:
-            old = Path(
-                tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old")
-            )
-            os.rmdir(old)
-            os.rename(target, old)
-        elif target.is_dir():
-            os.rmdir(target)
-        os.rename(building, target)
-    except BaseException as exc:
+        build(FolderWriter(building, target))  # its writes' failures name their file
+        try:
+            os.chmod(building, 0o777 & ~_umask())
+            if occupied:
+                old = Path(
+                    tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".old")
+                )
+                os.rmdir(old)
+                os.rename(target, old)
+            elif target.is_dir():
+                os.rmdir(target)
+            os.rename(building, target)
+        except OSError as exc:
+            raise WriteError(target, exc) from None
+    except BaseException:
         if old is not None and not target.exists():
             os.rename(old, target)  # put the previous folder back
             old = None
-        if isinstance(exc, OSError):
-            raise WriteError(writer.where, exc) from None
         raise
     finally:
         shutil.rmtree(building, ignore_errors=True)
