@@ -77,11 +77,3 @@ def test_text_is_escaped_and_the_result_is_markup() -> None:
     shown = html.node(Fields((("<i>x</i>", Text("a & <b>")),)))
     assert "<i>" not in shown and "&lt;i&gt;" in shown and "a &amp; &lt;b&gt;" in shown
     assert shown.__html__() == str(shown)  # Jinja inserts it as it is, not escaped again
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from("&<>'\"a é\n")) | st.text())
-def test_text_is_escaped_as_markupsafe_escapes_it(text: str) -> None:
-    from markupsafe import escape
-
-    assert html._escaped(text) == str(escape(text))
