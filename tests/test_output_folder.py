@@ -163,6 +163,23 @@ def test_import_adds_drafts_to_a_folder_and_deletes_nothing(
     assert len(list(drafts.glob("*.yaml"))) == 5
 
 
+def fill_the_disk_at_write(nth: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills up while the ``nth`` file a folder writer writes is written."""
+    from casebank import workspace
+
+    written: list[int] = []
+    real = workspace._write_synced
+
+    def fill_up(fd: int, content: bytes, mode: int) -> None:
+        written.append(fd)
+        if len(written) == nth:
+            os.close(fd)
+            raise OSError(28, "No space left on device")
+        real(fd, content, mode)
+
+    monkeypatch.setattr(workspace, "_write_synced", fill_up)
+
+
 @pytest.mark.parametrize("command", ["export", "site"])
 def test_a_full_disk_names_the_file_and_leaves_nothing(
     released: GitRepo,
@@ -171,19 +188,7 @@ def test_a_full_disk_names_the_file_and_leaves_nothing(
     monkeypatch: pytest.MonkeyPatch,
     command: str,
 ) -> None:
-    from casebank import workspace
-
-    written: list[int] = []
-    real = workspace._write_synced
-
-    def fill_up(fd: int, content: bytes, mode: int) -> None:
-        written.append(fd)
-        if len(written) == 2:
-            os.close(fd)
-            raise OSError(28, "No space left on device")
-        real(fd, content, mode)
-
-    monkeypatch.setattr(workspace, "_write_synced", fill_up)
+    fill_the_disk_at_write(2, monkeypatch)
     out = tmp_path / "new" / "out"
     before = everything(tmp_path)
     assert main(argv(command, released.root, out)) == 1
@@ -212,17 +217,7 @@ def test_files_made_as_they_are_written_stop_when_a_write_fails(
         finally:
             events.append("stopped")
 
-    real = workspace._write_synced
-    calls: list[int] = []
-
-    def write(fd: int, content: bytes, mode: int) -> None:  # the disk fills at page-1.html
-        calls.append(fd)
-        if len(calls) == 2:
-            os.close(fd)
-            raise OSError(28, "No space left on device")
-        real(fd, content, mode)
-
-    monkeypatch.setattr(workspace, "_write_synced", write)
+    fill_the_disk_at_write(2, monkeypatch)  # at page-1.html
     root = tmp_path / "repo"
     root.mkdir()
     try:
