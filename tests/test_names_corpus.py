@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from casebank.format import names
 from casebank.format.catalog import Catalog, CatalogTest, build_catalog
 from casebank.format.loader import load_document
 from casebank.format.names import resolve_in, resolve_loosely, split_side, suggest, suggest_sided
@@ -219,3 +220,44 @@ def test_a_reading_two_tests_share_is_neither(catalog: Catalog) -> None:
     assert suggest("pleural fluid C & S", catalog) is None
     # "L spine X-ray" is a lumbar spine film, never a left spine.
     assert suggest_sided("L spine X-ray", catalog) is None
+
+
+# One name for each of names._PHRASES, in its order: each must be read by its own phrase.
+PHRASE_EXAMPLES = (
+    "LFT's",
+    "MRI brain with and without contrast",
+    "Head CT wo",
+    "CT abdomen w/o contrast",
+    "CT chest w/ contrast",
+    "U/A",
+    "B/P",
+    "Renal U/S",
+    "Urine MC&S",
+    "High-sensitivity troponin",
+    "Unenhanced CT head",
+    "Cardiac troponins",
+    "12-lead ECG",
+    "24 h urine protein",
+    "Blood cultures x2",
+    "Chest X-ray 2 views",
+)
+
+
+def test_each_phrase_has_an_example_it_reads() -> None:
+    assert len(PHRASE_EXAMPLES) == len(names._PHRASES)
+    for example, (pattern, _) in zip(PHRASE_EXAMPLES, names._PHRASES, strict=True):
+        assert pattern.search(names.folded(example)), (example, pattern.pattern)
+
+
+def test_a_name_any_phrase_reads_is_never_skipped(catalog: Catalog) -> None:
+    """words() skips the phrases where a name has none of what they need: that shortcut must
+    never skip a name one of them would change."""
+    texts = [*PHRASE_EXAMPLES, *catalog.spellings().values(), *(e["name"] for e in CORPUS)]
+    texts += [e["name"] for e in SHORTHAND]
+    skipped = [
+        text
+        for text in map(names.folded, texts)
+        if not names._PHRASE_NEEDS.search(text)
+        and any(pattern.search(text) for pattern, _ in names._PHRASES)
+    ]
+    assert skipped == []

@@ -247,6 +247,10 @@ _PHRASES = (
     (re.compile(r"(?<![a-z0-9])[x×]\s?\d+(?![a-z0-9])"), " "),
     (re.compile(r"\b\d\s*views?\b"), " "),
 )
+# What every phrase above needs somewhere in the name: a name without any of these is unchanged
+# by all of them, and nearly 9 catalog names in 10 skip the 16 replacements. A new phrase adds
+# its own need here and its example to tests/test_names_corpus.py, which checks the two agree.
+_PHRASE_NEEDS = re.compile(r"['’/&\d]|with|wo|high|non|unenhanced|cardiac")
 _SPELLING = (
     ("haem", "hem"),
     ("oesoph", "esoph"),
@@ -271,7 +275,11 @@ NEAR_MISS = 0.85
 SHORTLIST = 8
 
 
+@lru_cache(maxsize=65536)
 def _spell(word: str) -> str:
+    """A word in American spelling and singular ("haemoglobins": "hemoglobin"). Cached: a
+    catalog's 8,000 spellings share a few thousand words, and every spelling is keyed when a
+    name is first resolved loosely."""
     for british, american in _SPELLING:
         word = word.replace(british, american)
     if len(word) > 3 and word.endswith("ies"):
@@ -281,13 +289,20 @@ def _spell(word: str) -> str:
     return word
 
 
+def folded(name: str) -> str:
+    """A test name as the phrases above read it: one case, one form of each character, and "x ray"
+    as one word."""
+    text = unicodedata.normalize("NFKC", name).casefold().replace("x-ray", "xray")
+    return text.replace("x ray", "xray").replace("_", " ")
+
+
 @lru_cache(maxsize=65536)
 def words(name: str) -> tuple[str, ...]:
     """The normalised words of a test name, sorted and each once (word order never matters)."""
-    text = unicodedata.normalize("NFKC", name).casefold().replace("x-ray", "xray")
-    text = text.replace("x ray", "xray").replace("_", " ")
-    for pattern, replacement in _PHRASES:
-        text = pattern.sub(replacement, text)
+    text = folded(name)
+    if _PHRASE_NEEDS.search(text):
+        for pattern, replacement in _PHRASES:
+            text = pattern.sub(replacement, text)
     out: set[str] = set()
     for raw in _WORD.findall(text):
         spelled = _spell(raw)
