@@ -89,8 +89,14 @@ class Oracle:
     # member test name -> (results key of its panel, the member's key, whether in a series)
     members: dict[str, tuple[str, str, bool]] = field(default_factory=dict, init=False)
     declared: dict[str, str] = field(default_factory=dict, init=False)  # test -> results key
+    results: Mapping[str, Any] = field(default_factory=dict, init=False, repr=False)
+    # The listed panels that served nothing (not done, unavailable, pending), in listed order.
+    held: list[tuple[CatalogTest, str]] = field(default_factory=list, init=False, repr=False)
 
     def __post_init__(self) -> None:
+        investigations = self.case.get("investigations")
+        results = investigations.get("results") if isinstance(investigations, dict) else None
+        self.results = results if isinstance(results, dict) else {}
         for key, entry in self.results.items():
             if not isinstance(entry, dict):
                 continue  # not a result (validation reports it): nothing to serve
@@ -113,12 +119,12 @@ class Oracle:
                 answered = self.catalog.resolve(name) if isinstance(name, str) else None
                 if answered is not None:
                     self.declared.setdefault(answered.name, key)
-
-    @property
-    def results(self) -> Mapping[str, Any]:
-        investigations = self.case.get("investigations")
-        results = investigations.get("results") if isinstance(investigations, dict) else None
-        return results if isinstance(results, dict) else {}
+        for name, key in self.listed.items():
+            entry = self.results[key]
+            if entry.get("status", "final") != "final":
+                panel = self.catalog.resolve(name)
+                if panel is not None and panel.is_panel:
+                    self.held.append((panel, key))
 
     @property
     def policy(self) -> str | None:
@@ -354,12 +360,8 @@ class Oracle:
     def _held_in_panel(self, test: CatalogTest) -> str | None:
         """The results key of a listed panel holding ``test`` that served nothing (not done,
         unavailable or pending): its member has no result either, never a default."""
-        for name, key in self.listed.items():
-            entry = self.results.get(key)
-            if not isinstance(entry, dict) or entry.get("status", "final") == "final":
-                continue
-            panel = self.catalog.resolve(name)
-            if panel is not None and panel.is_panel and self.catalog.is_component(panel, test):
+        for panel, key in self.held:
+            if self.catalog.is_component(panel, test):
                 return key
         return None
 
