@@ -208,3 +208,86 @@ def test_changed_since_with_nothing_changed(make_repo: RepoMaker) -> None:
 def test_changed_since_an_unknown_revision_is_a_usage_error(make_repo: RepoMaker) -> None:
     root = committed_repo(make_repo)
     assert main(["validate", "--root", str(root), "--changed-since", "no-such-rev"]) == 2
+
+
+def _catalog_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the loader is asked to load from now on (by validation, which imports the
+    loader where it needs it, and by the commands that serve, which import it by name)."""
+    import casebank.commands.serving
+    import casebank.format.loader
+
+    loads: list[str] = []
+    real = casebank.format.loader.load_document
+
+    def counting(file: str, raw: bytes) -> object:
+        loads.append(file)
+        return real(file, raw)
+
+    monkeypatch.setattr(casebank.format.loader, "load_document", counting)
+    monkeypatch.setattr(casebank.commands.serving, "load_document", counting)
+    return loads
+
+
+def test_validation_remembers_the_catalog_for_the_commands_that_serve(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run that checks the catalog remembers what it loaded as: the first `results` after
+    `validate` reads it back instead of parsing the YAML. --no-cache remembers nothing."""
+    from casebank.commands.memory import CATALOG_CACHE
+
+    root = make_repo(CASES)
+    report(root, "--no-cache")
+    assert not (root / CACHE_DIR).exists()
+    report(root)
+    assert (root / CACHE_DIR / CATALOG_CACHE).is_file()
+    argv = ["results", "valid_case", "Troponin", "ECG", "--root", str(root), "--format", "json"]
+    loads = _catalog_loads(monkeypatch)
+    assert main(argv) == 0
+    remembered = capsys.readouterr().out
+    assert "catalog.yaml" not in loads
+    (root / CACHE_DIR / CATALOG_CACHE).unlink()
+    assert main(argv) == 0
+    assert capsys.readouterr().out == remembered
+    assert "catalog.yaml" in loads
+
+
+def test_a_run_whose_catalog_report_is_cached_reads_the_catalog_back(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edited case under an unchanged catalog: the catalog's problems come from the cache
+    and the catalog itself from its memory, not from its YAML; a corrupt memory is loaded
+    afresh, and reports the same."""
+    from casebank.commands.memory import CATALOG_CACHE
+
+    root = make_repo(CASES)
+    report(root)
+    (root / "cases" / "valid_case.yaml").write_text(
+        edit("  age: 54", "  age: 230"), encoding="utf-8"
+    )
+    truth = report(root, "--no-cache")
+    loads = _catalog_loads(monkeypatch)
+    assert report(root) == truth
+    assert loads == ["cases/valid_case.yaml"]
+    (root / "cases" / "valid_case.yaml").write_text(VALID_CASE, encoding="utf-8")
+    (root / CACHE_DIR / CATALOG_CACHE).write_text('{"key": "0", "data": []}', encoding="utf-8")
+    assert report(root) == report(root, "--no-cache")
+    assert "catalog.yaml" in loads
+
+
+def test_a_warm_run_imports_neither_the_loader_nor_cerberus(make_repo: RepoMaker) -> None:
+    """What makes a warm run a tenth of a cold one: nothing it does not need is imported."""
+    import sys
+
+    root = make_repo(CASES)
+    report(root)
+    probe = (
+        "import sys\n"
+        "from casebank.cli import main\n"
+        f"main(['validate', '--root', {str(root)!r}, '--format', 'json'])\n"
+        "print(sorted(m for m in ('yaml', 'cerberus', 'casebank.format.loader') "
+        "if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert done.stdout.splitlines()[-1] == "[]"

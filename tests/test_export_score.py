@@ -693,7 +693,7 @@ def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     a second run reads it back and scores the same. A remembered text edited to say another
     diagnosis no longer hashes to the manifest's content hash: the case is parsed from git
     again (and remembered as released), never scored as the cache says."""
-    from casebank.commands.serving import CASES_CACHE
+    from casebank.commands.memory import CASES_CACHE
 
     rows = [submission()]
     code, first, _ = run_score(capsys, released, tmp_path, rows)
@@ -727,7 +727,7 @@ def test_a_remembered_catalog_is_used_only_when_it_hashes_to_the_manifest(
     back (not parsed) only when that text's SHA-256 is the manifest's `catalog.sha256`: a
     remembered catalog edited to drop a must-order test is parsed from git again, so the
     work-up still scores the test as ordered."""
-    from casebank.commands.serving import CASES_CACHE
+    from casebank.commands.memory import CASES_CACHE
     from casebank.format.loader import load_document as real_load_document
 
     rows = [submission()]
@@ -768,7 +768,7 @@ def test_a_remembered_catalog_is_used_only_when_it_hashes_to_the_manifest(
 def test_an_unreadable_case_memory_is_parsed_afresh(
     released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], garbage: bytes
 ) -> None:
-    from casebank.commands.serving import CASES_CACHE
+    from casebank.commands.memory import CASES_CACHE
 
     code, first, _ = run_score(capsys, released, tmp_path, [submission()])
     assert code == 0

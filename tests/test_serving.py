@@ -245,7 +245,8 @@ def test_the_catalog_a_command_remembers_is_the_catalog_it_would_load(
     """`results` remembers the loaded catalog under the hash of its bytes and the loader's
     code: a second run reads it back and answers the same; an edited catalog, a stale or a
     corrupt cache file is loaded afresh, never trusted."""
-    from casebank.commands.serving import CATALOG_CACHE, catalog_of
+    from casebank.commands.memory import CATALOG_CACHE
+    from casebank.commands.serving import catalog_of
 
     root = make_repo()
     argv = ["results", "valid_case", "Hb", "Troponine", "ECG", "--root", str(root)]

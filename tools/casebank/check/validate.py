@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from casebank.check.cache import Cache, entry_key, fingerprint
 from casebank.check.problem import FileReport, Problem, Result
@@ -52,6 +52,17 @@ class Validation(Result):
 class LoadedCatalog:
     catalog: Catalog | None
     problems: list[Problem]
+    data: dict[str, Any] | None = None  # what the catalog loaded as, where it loaded
+
+
+class CatalogMemory(Protocol):
+    """Where the catalog's loaded data is remembered between runs (the commands keep it in
+    the cache folder): a run that checks the catalog tells it, and a run whose catalog report
+    comes from the cache reads the catalog from it instead of parsing the YAML again."""
+
+    def recall(self, raw: bytes) -> dict[str, Any] | None: ...
+
+    def remember(self, raw: bytes, data: dict[str, Any]) -> None: ...
 
 
 def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
@@ -90,14 +101,30 @@ def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
     if loaded.document is None:
         return LoadedCatalog(None, notes)
     catalog = build_catalog(loaded.document.data)
-    return LoadedCatalog(catalog, [*notes, *Checker(catalog).check_catalog(loaded.document)])
+    problems = [*notes, *Checker(catalog).check_catalog(loaded.document)]
+    return LoadedCatalog(catalog, problems, loaded.document.data)
 
 
-def build_catalog_bytes(raw: bytes | None) -> Catalog | None:
-    """The catalog as a lookup, without checking it (that result may come from the cache)."""
-    from casebank.format.catalog import catalog_if_it_loads
+def build_catalog_bytes(raw: bytes | None, memory: CatalogMemory | None = None) -> Catalog | None:
+    """The catalog as a lookup, without checking it (that result may come from the cache):
+    from ``memory`` where it remembers these bytes, else loaded (and then remembered)."""
+    from casebank.format.catalog import build_catalog
+    from casebank.format.loader import load_document
 
-    return catalog_if_it_loads(raw, CATALOG_FILE) if raw is not None else None
+    if raw is None:
+        return None
+    data = memory.recall(raw) if memory is not None else None
+    if data is not None:
+        try:
+            return build_catalog(data)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a memory that is not a catalog's data: load the catalog afresh
+    loaded = load_document(CATALOG_FILE, raw)
+    if loaded.document is None:
+        return None  # validation reports why
+    if memory is not None:
+        memory.remember(raw, loaded.document.data)
+    return build_catalog(loaded.document.data)
 
 
 def is_refusal(problem: Problem) -> bool:
@@ -145,6 +172,7 @@ class Options:
     write_cache: bool = True
     jobs: int | None = None
     annotate: Annotate | None = None
+    catalog_memory: CatalogMemory | None = None  # used only where the cache is read and written
 
 
 def validate_repository(
@@ -183,7 +211,10 @@ def validate_files(
         annotation = getattr(options.annotate, "__qualname__", "")
         key = fingerprint(catalog_raw, annotation)
         cache = Cache.open(root, key, writable=options.write_cache)
-    catalog_problems, checked_catalog = _catalog_problems(cache, catalog_raw, unreadable)
+    memory = options.catalog_memory if options.cache and options.write_cache else None
+    catalog_problems, checked = _catalog_problems(cache, catalog_raw, unreadable)
+    if memory is not None and catalog_raw is not None and checked.data is not None:
+        memory.remember(catalog_raw, checked.data)
     refused = catalog_raw is None or any(is_refusal(p) for p in catalog_problems)
     if with_catalog or refused:
         # A refused catalog is always reported: without it, case checks are incomplete.
@@ -206,7 +237,7 @@ def validate_files(
         else:
             result.add(relative, raw, hit)
     if pending:  # only now is the catalog needed as a lookup, and Cerberus at all
-        catalog = None if refused else checked_catalog or build_catalog_bytes(catalog_raw)
+        catalog = None if refused else checked.catalog or build_catalog_bytes(catalog_raw, memory)
         work = [(rel, raw, attached) for rel, raw, attached, _ in pending]
         reports = check_all(catalog, work, options)
         for (relative, raw, _, key), report in zip(pending, reports, strict=True):
@@ -310,20 +341,21 @@ def _verdicts(files: dict[str, bytes | OSError]) -> dict[str, dict[str, Verdict]
 
 def _catalog_problems(
     cache: Cache | None, raw: bytes | None, unreadable: Problem | None
-) -> tuple[list[Problem], Catalog | None]:
-    """The catalog's problems (from the cache when it has them), and the catalog itself when
-    checking it built one, so that it is not parsed twice (a large catalog costs a second)."""
+) -> tuple[list[Problem], LoadedCatalog]:
+    """The catalog's problems (from the cache when it has them), and the catalog itself and
+    its data when checking it loaded them, so that it is not parsed twice (a large catalog
+    costs a second)."""
     if raw is None:
         assert unreadable is not None
-        return [unreadable], None
+        return [unreadable], LoadedCatalog(None, [])
     key = entry_key(CATALOG_FILE, raw)
     hit = cache.get(key) if cache is not None else None
     if hit is not None:
-        return hit.problems, None
+        return hit.problems, LoadedCatalog(None, [])
     checked = check_catalog_bytes(raw)
     if cache is not None:
         cache.put(key, FileReport(checked.problems))
-    return checked.problems, checked.catalog
+    return checked.problems, checked
 
 
 Work = tuple[str, bytes, frozenset[str]]  # a case file, its bytes, its attachments

@@ -60,9 +60,12 @@ def register(parser: argparse.ArgumentParser) -> None:
 def validated_digests(root: Path, *, dry_run: bool) -> Seed:
     """Validate the working tree (refusing on any error) and return the digests it computed."""
     from casebank.check.validate import Options, validate_repository
+    from casebank.commands.memory import RememberedCatalog
     from casebank.format.canonical import file_digest
 
-    result = validate_repository(root, None, Options(write_cache=not dry_run, annotate=file_digest))
+    memory = RememberedCatalog(root)
+    options = Options(write_cache=not dry_run, annotate=file_digest, catalog_memory=memory)
+    result = validate_repository(root, None, options)
     if result.errors:
         first = result.sorted()[0]
         raise CasebankError(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from casebank.commands.memory import RememberedCases, RememberedCatalog, catalog_key
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import canonical_data
 from casebank.format.catalog import (
@@ -22,7 +23,7 @@ from casebank.format.catalog import (
     load_catalog,
 )
 from casebank.format.identifiers import require_case_id
-from casebank.format.layout import CACHE_DIR, CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
+from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
 from casebank.format.loader import load_data, load_document
 
 if TYPE_CHECKING:
@@ -159,104 +160,20 @@ def _released(root: Path, case_id: str, release: str) -> Served:
 
 # --- the catalog, remembered -----------------------------------------------------------------
 
-CATALOG_CACHE = "catalog.json"
-# What decides the data a catalog file loads as: the loader and the modules it reads with.
-_LOADER_MODULES = ("loader.py", "strictjson.py", "text.py", "document.py")
-
-
-def _catalog_key(raw: bytes) -> str:
-    import hashlib
-    import sys
-
-    import yaml
-
-    from casebank.format import loader
-
-    digest = hashlib.sha256(raw)
-    folder = Path(loader.__file__).parent
-    for name in _LOADER_MODULES:
-        digest.update(b"\0" + (folder / name).read_bytes())
-    digest.update(f"\0{yaml.__version__}\0{sys.version}".encode())
-    return digest.hexdigest()
-
 
 def catalog_of(root: Path, raw: bytes) -> Catalog:
-    """The catalog in ``raw``: its loaded data is remembered in the cache folder under the
-    SHA-256 of its bytes and of the loader's code (the catalog is most of the start-up of a
-    one-case command: about 0.2 s to load, 0.01 s to read back as JSON, the same data: the
-    loader's data model is JSON). A missing, stale or unreadable cache is loading afresh."""
-    import json
-
-    key = _catalog_key(raw)
-    path = root / CACHE_DIR / CATALOG_CACHE
+    """The catalog in ``raw``, its loaded data remembered in the cache folder
+    (:class:`RememberedCatalog`)."""
+    memory = RememberedCatalog(root)
+    key = catalog_key(raw)
+    data = memory.recall_key(key)
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(stored, dict) and stored.get("key") == key:
-            data = stored["data"]
-            if isinstance(data, dict):
-                return build_catalog(data)
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+        if data is not None:
+            return build_catalog(data)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        pass  # a memory that is not a catalog's data: load the catalog afresh
     loaded = load_document(CATALOG_FILE, raw)
     if loaded.document is None:
         return load_catalog(raw, CATALOG_FILE)  # raises, naming the place and how to see why
-    _remember(root / CACHE_DIR, path, key, loaded.document.data)
+    memory.remember_key(key, loaded.document.data)
     return build_catalog(loaded.document.data)
-
-
-CASES_CACHE = "release-cases.txt"
-
-
-@dataclass(frozen=True)
-class RememberedCases:
-    """Released cases' and catalogs' canonical JSON by blob id, in the cache folder under the
-    loader's code (``release.released.CaseMemory``): what lets a second score, judge-items or
-    harness run of a release parse nothing. The release reader trusts nothing it reads here:
-    it uses a text only when its SHA-256 is what the manifest records (a case's content hash,
-    the catalog's ``catalog.sha256``), and parses the blob otherwise. One line for the key,
-    then one ``BLOB TEXT`` line a case or catalog (canonical JSON holds no newline: read and
-    hashed as bytes, never decoded twice). A missing, stale or unreadable file is an empty
-    memory."""
-
-    root: Path
-
-    def read(self) -> dict[str, bytes]:
-        try:
-            raw = (self.root / CACHE_DIR / CASES_CACHE).read_bytes()
-        except OSError:
-            return {}
-        key, _, rest = raw.partition(b"\n")
-        if key != _catalog_key(b"").encode():
-            return {}
-        texts: dict[str, bytes] = {}
-        for line in rest.split(b"\n"):
-            blob, _, text = line.partition(b" ")
-            if text:
-                texts[blob.decode("latin-1")] = text
-        return texts
-
-    def write(self, texts: dict[str, bytes]) -> None:
-        folder = self.root / CACHE_DIR
-        lines = [_catalog_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
-        _remember_bytes(folder, folder / CASES_CACHE, b"\n".join(lines) + b"\n")
-
-
-def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
-    import json
-
-    text = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
-    _remember_bytes(folder, path, text.encode("utf-8"))
-
-
-def _remember_bytes(folder: Path, path: Path, content: bytes) -> None:
-    from casebank.errors import WriteError
-    from casebank.workspace import write_atomically
-
-    try:
-        folder.mkdir(exist_ok=True)
-        ignore = folder / ".gitignore"
-        if not ignore.exists():  # as the validation cache does: never committed
-            write_atomically(ignore, b"# Written by casebank: the cache is never committed.\n*\n")
-        write_atomically(path, content)
-    except (OSError, WriteError):
-        pass  # a read-only checkout still serves; it just does not remember

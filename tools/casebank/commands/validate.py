@@ -9,6 +9,7 @@ from pathlib import Path
 from casebank.check.report import FORMATS as REPORT_FORMATS
 from casebank.check.report import REPORTERS, pick_format
 from casebank.check.validate import Options, Validation, validate_files, validate_repository
+from casebank.commands.memory import RememberedCatalog
 from casebank.errors import UsageError
 from casebank.format.canonical import file_digest
 from casebank.format.layout import CACHE_DIR
@@ -46,23 +47,29 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def options(args: argparse.Namespace) -> Options:
+def options(args: argparse.Namespace, root: Path) -> Options:
     # The digest is what a release needs of each file; keeping it now makes a later release
-    # reuse this run's parsing (the cache stores it with the problems).
-    return Options(cache=not args.no_cache, jobs=args.jobs, annotate=file_digest)
+    # reuse this run's parsing (the cache stores it with the problems). The catalog's data is
+    # remembered for the commands that serve a case (the first `results` after this run).
+    return Options(
+        cache=not args.no_cache,
+        jobs=args.jobs,
+        annotate=file_digest,
+        catalog_memory=RememberedCatalog(root),
+    )
 
 
 def _validate(args: argparse.Namespace, root: Path) -> Validation:
     if not args.changed_since:
-        return validate_repository(root, args.paths, options(args))
+        return validate_repository(root, args.paths, options(args, root))
     if args.paths:
         raise UsageError("give either paths or --changed-since, not both")
     from casebank.release.git import changed_files  # the git layer: only this option needs it
 
     catalog_changed, files = changed_files(root, args.changed_since)
     if catalog_changed:  # every case's checks depend on the catalog
-        return validate_repository(root, None, options(args))
-    return validate_files(root, files, with_catalog=False, options=options(args))
+        return validate_repository(root, None, options(args, root))
+    return validate_files(root, files, with_catalog=False, options=options(args, root))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,124 @@
+"""What the commands remember between runs in the cache folder: the catalog's loaded data and
+released cases' canonical texts. Light to import: validation's warm run imports it and not
+the loader, which is imported only where a key is computed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from casebank.format.layout import CACHE_DIR
+
+CATALOG_CACHE = "catalog.json"
+# What decides the data a catalog file loads as: the loader and the modules it reads with.
+_LOADER_MODULES = ("loader.py", "strictjson.py", "text.py", "document.py")
+
+
+def catalog_key(raw: bytes) -> str:
+    import hashlib
+    import sys
+
+    import yaml
+
+    from casebank.format import loader
+
+    digest = hashlib.sha256(raw)
+    folder = Path(loader.__file__).parent
+    for name in _LOADER_MODULES:
+        digest.update(b"\0" + (folder / name).read_bytes())
+    digest.update(f"\0{yaml.__version__}\0{sys.version}".encode())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class RememberedCatalog:
+    """The catalog's loaded data, remembered in the cache folder under the SHA-256 of its bytes
+    and of the loader's code: the catalog is most of the start-up of a one-case command (about
+    0.3 s to load, 0.01 s to read back as JSON, the same data: the loader's data model is
+    JSON). Whatever loads the catalog remembers it (validation too, so the first `results`
+    after `validate` reads it back). A missing, stale or unreadable memory is None: load the
+    catalog afresh."""
+
+    root: Path
+
+    def recall(self, raw: bytes) -> dict[str, Any] | None:
+        return self.recall_key(catalog_key(raw))
+
+    def remember(self, raw: bytes, data: dict[str, Any]) -> None:
+        self.remember_key(catalog_key(raw), data)
+
+    def recall_key(self, key: str) -> dict[str, Any] | None:
+        import json
+
+        try:
+            text = (self.root / CACHE_DIR / CATALOG_CACHE).read_text(encoding="utf-8")
+            stored = json.loads(text)
+        except (OSError, ValueError):
+            return None
+        if not isinstance(stored, dict) or stored.get("key") != key:
+            return None
+        data = stored.get("data")
+        return data if isinstance(data, dict) else None
+
+    def remember_key(self, key: str, data: dict[str, Any]) -> None:
+        folder = self.root / CACHE_DIR
+        _remember(folder, folder / CATALOG_CACHE, key, data)
+
+
+CASES_CACHE = "release-cases.txt"
+
+
+@dataclass(frozen=True)
+class RememberedCases:
+    """Released cases' and catalogs' canonical JSON by blob id, in the cache folder under the
+    loader's code (``release.released.CaseMemory``): what lets a second score, judge-items or
+    harness run of a release parse nothing. The release reader trusts nothing it reads here:
+    it uses a text only when its SHA-256 is what the manifest records (a case's content hash,
+    the catalog's ``catalog.sha256``), and parses the blob otherwise. One line for the key,
+    then one ``BLOB TEXT`` line a case or catalog (canonical JSON holds no newline: read and
+    hashed as bytes, never decoded twice). A missing, stale or unreadable file is an empty
+    memory."""
+
+    root: Path
+
+    def read(self) -> dict[str, bytes]:
+        try:
+            raw = (self.root / CACHE_DIR / CASES_CACHE).read_bytes()
+        except OSError:
+            return {}
+        key, _, rest = raw.partition(b"\n")
+        if key != catalog_key(b"").encode():
+            return {}
+        texts: dict[str, bytes] = {}
+        for line in rest.split(b"\n"):
+            blob, _, text = line.partition(b" ")
+            if text:
+                texts[blob.decode("latin-1")] = text
+        return texts
+
+    def write(self, texts: dict[str, bytes]) -> None:
+        folder = self.root / CACHE_DIR
+        lines = [catalog_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
+        _remember_bytes(folder, folder / CASES_CACHE, b"\n".join(lines) + b"\n")
+
+
+def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
+    import json
+
+    text = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
+    _remember_bytes(folder, path, text.encode("utf-8"))
+
+
+def _remember_bytes(folder: Path, path: Path, content: bytes) -> None:
+    from casebank.errors import WriteError
+    from casebank.workspace import write_atomically
+
+    try:
+        folder.mkdir(exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():  # as the validation cache does: never committed
+            write_atomically(ignore, b"# Written by casebank: the cache is never committed.\n*\n")
+        write_atomically(path, content)
+    except (OSError, WriteError):
+        pass  # a read-only checkout still serves; it just does not remember
