@@ -39,6 +39,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -783,9 +784,11 @@ def _kind_of_number(text: str) -> str:
     return "underscore"
 
 
+@lru_cache(maxsize=4096)
 def _resolve(text: str) -> str:
     """What YAML 1.1 (PyYAML's resolver) makes of a plain scalar: str, null, bool, int,
-    float, timestamp, merge or value."""
+    float, timestamp, merge or value. Cached: 300 full-size cases resolve 41,879 scalars
+    that start like a number, and 912 distinct ones."""
     tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
     return tag.removeprefix(_SAFE_TAG_PREFIX)
 
