@@ -291,3 +291,21 @@ def test_a_warm_run_imports_neither_the_loader_nor_cerberus(make_repo: RepoMaker
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
     )
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_site_reads_the_catalog_validation_remembered(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site's catalog (for each test's cost and burden) is the one validation remembered,
+    the same as the catalog loaded afresh; a catalog that does not load is none."""
+    from casebank.commands import site_input
+    from casebank.format.catalog import load_catalog
+
+    root = make_repo(CASES)
+    report(root)
+    loads = _catalog_loads(monkeypatch)
+    remembered = site_input._catalog(root)
+    assert "catalog.yaml" not in loads
+    assert remembered == load_catalog((root / "catalog.yaml").read_bytes())
+    (root / "catalog.yaml").write_text("tests: [unclosed\n", encoding="utf-8")
+    assert site_input._catalog(root) is None

@@ -20,7 +20,7 @@ import rfc8785
 
 from casebank.format.attachments import check_attachment
 from casebank.format.canonical import data_hash, sha256_hex
-from casebank.format.catalog import Catalog, build_catalog, catalog_if_it_loads
+from casebank.format.catalog import Catalog, build_catalog
 from casebank.format.identifiers import CASE_ID_WORDS, attachment_name_problem, is_case_id
 from casebank.format.layout import (
     POLICY_FILE,
@@ -117,9 +117,16 @@ def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
 
 
 def _catalog(root: Path) -> Catalog | None:
-    """The working tree's catalog, for the tests' cost and burden (None if it does not load)."""
+    """The working tree's catalog, for the tests' cost and burden (None if it does not load),
+    read back from what `validate` or `results` remembered where it can be."""
+    from casebank.commands.serving import catalog_of
+    from casebank.errors import CasebankError
+
     path = root / "catalog.yaml"
-    return catalog_if_it_loads(path.read_bytes(), path.name) if path.is_file() else None
+    try:
+        return catalog_of(root, path.read_bytes()) if path.is_file() else None
+    except CasebankError:
+        return None  # validation reports why
 
 
 def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
