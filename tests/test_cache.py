@@ -211,9 +211,8 @@ def test_changed_since_an_unknown_revision_is_a_usage_error(make_repo: RepoMaker
 
 
 def _catalog_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files the loader is asked to load from now on (by validation, which imports the
-    loader where it needs it, and by the commands that serve, which import it by name)."""
-    import casebank.commands.serving
+    """The files the loader is asked to load from now on (validation and the catalog's memory
+    import the loader where they need it)."""
     import casebank.format.loader
 
     loads: list[str] = []
@@ -224,7 +223,6 @@ def _catalog_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(file, raw)
 
     monkeypatch.setattr(casebank.format.loader, "load_document", counting)
-    monkeypatch.setattr(casebank.commands.serving, "load_document", counting)
     return loads
 
 

@@ -60,7 +60,7 @@ class CatalogMemory(Protocol):
     the cache folder): a run that checks the catalog tells it, and a run whose catalog report
     comes from the cache reads the catalog from it instead of parsing the YAML again."""
 
-    def recall(self, raw: bytes) -> dict[str, Any] | None: ...
+    def catalog(self, raw: bytes) -> Catalog | None: ...
 
     def remember(self, raw: bytes, data: dict[str, Any]) -> None: ...
 
@@ -107,24 +107,12 @@ def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
 
 def build_catalog_bytes(raw: bytes | None, memory: CatalogMemory | None = None) -> Catalog | None:
     """The catalog as a lookup, without checking it (that result may come from the cache):
-    from ``memory`` where it remembers these bytes, else loaded (and then remembered)."""
-    from casebank.format.catalog import build_catalog
-    from casebank.format.loader import load_document
+    through ``memory`` where there is one."""
+    from casebank.format.catalog import catalog_if_it_loads
 
     if raw is None:
         return None
-    data = memory.recall(raw) if memory is not None else None
-    if data is not None:
-        try:
-            return build_catalog(data)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            pass  # a memory that is not a catalog's data: load the catalog afresh
-    loaded = load_document(CATALOG_FILE, raw)
-    if loaded.document is None:
-        return None  # validation reports why
-    if memory is not None:
-        memory.remember(raw, loaded.document.data)
-    return build_catalog(loaded.document.data)
+    return memory.catalog(raw) if memory is not None else catalog_if_it_loads(raw, CATALOG_FILE)
 
 
 def is_refusal(problem: Problem) -> bool:

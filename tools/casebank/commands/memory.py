@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from casebank.format.layout import CACHE_DIR
+from casebank.format.layout import CACHE_DIR, CATALOG_FILE
+
+if TYPE_CHECKING:
+    from casebank.format.catalog import Catalog
 
 CATALOG_CACHE = "catalog.json"
 # What decides the data a catalog file loads as: the loader and the modules it reads with.
@@ -37,18 +40,35 @@ class RememberedCatalog:
     and of the loader's code: the catalog is most of the start-up of a one-case command (about
     0.3 s to load, 0.01 s to read back as JSON, the same data: the loader's data model is
     JSON). Whatever loads the catalog remembers it (validation too, so the first `results`
-    after `validate` reads it back). A missing, stale or unreadable memory is None: load the
-    catalog afresh."""
+    after `validate` reads it back). A missing, stale, unreadable or malformed memory is
+    loading the catalog afresh."""
 
     root: Path
 
-    def recall(self, raw: bytes) -> dict[str, Any] | None:
-        return self.recall_key(catalog_key(raw))
+    def catalog(self, raw: bytes) -> Catalog | None:
+        """The catalog in ``raw``: read back from the memory, else loaded and remembered; None
+        where it does not load (validation reports why)."""
+        from casebank.format.catalog import build_catalog
+        from casebank.format.loader import load_document
+
+        key = catalog_key(raw)
+        data = self._recall(key)
+        try:
+            if data is not None:
+                return build_catalog(data)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a memory that is not a catalog's data: load the catalog afresh
+        loaded = load_document(CATALOG_FILE, raw)
+        if loaded.document is None:
+            return None
+        self._store(key, loaded.document.data)
+        return build_catalog(loaded.document.data)
 
     def remember(self, raw: bytes, data: dict[str, Any]) -> None:
-        self.remember_key(catalog_key(raw), data)
+        """Remember what ``raw`` loaded as (a caller that has loaded it already)."""
+        self._store(catalog_key(raw), data)
 
-    def recall_key(self, key: str) -> dict[str, Any] | None:
+    def _recall(self, key: str) -> dict[str, Any] | None:
         import json
 
         try:
@@ -61,7 +81,7 @@ class RememberedCatalog:
         data = stored.get("data")
         return data if isinstance(data, dict) else None
 
-    def remember_key(self, key: str, data: dict[str, Any]) -> None:
+    def _store(self, key: str, data: dict[str, Any]) -> None:
         folder = self.root / CACHE_DIR
         _remember(folder, folder / CATALOG_CACHE, key, data)
 

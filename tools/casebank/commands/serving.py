@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from casebank.commands.memory import RememberedCases, RememberedCatalog, catalog_key
+from casebank.commands.memory import RememberedCases, RememberedCatalog
 from casebank.errors import CasebankError, UsageError
 from casebank.format.canonical import canonical_data
 from casebank.format.catalog import (
@@ -24,7 +24,7 @@ from casebank.format.catalog import (
 )
 from casebank.format.identifiers import require_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
-from casebank.format.loader import load_data, load_document
+from casebank.format.loader import load_data
 
 if TYPE_CHECKING:
     from casebank.release.released import LoadedRelease
@@ -163,17 +163,7 @@ def _released(root: Path, case_id: str, release: str) -> Served:
 
 def catalog_of(root: Path, raw: bytes) -> Catalog:
     """The catalog in ``raw``, its loaded data remembered in the cache folder
-    (:class:`RememberedCatalog`)."""
-    memory = RememberedCatalog(root)
-    key = catalog_key(raw)
-    data = memory.recall_key(key)
-    try:
-        if data is not None:
-            return build_catalog(data)
-    except (KeyError, TypeError, ValueError, AttributeError):
-        pass  # a memory that is not a catalog's data: load the catalog afresh
-    loaded = load_document(CATALOG_FILE, raw)
-    if loaded.document is None:
-        return load_catalog(raw, CATALOG_FILE)  # raises, naming the place and how to see why
-    memory.remember_key(key, loaded.document.data)
-    return build_catalog(loaded.document.data)
+    (:class:`RememberedCatalog`); a catalog that does not load raises, naming the place and
+    how to see why."""
+    catalog = RememberedCatalog(root).catalog(raw)
+    return catalog if catalog is not None else load_catalog(raw, CATALOG_FILE)

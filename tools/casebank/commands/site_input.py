@@ -119,14 +119,10 @@ def working_site(root: Path, changed_since: str | None = None) -> SiteInput:
 def _catalog(root: Path) -> Catalog | None:
     """The working tree's catalog, for the tests' cost and burden (None if it does not load),
     read back from what `validate` or `results` remembered where it can be."""
-    from casebank.commands.serving import catalog_of
-    from casebank.errors import CasebankError
+    from casebank.commands.memory import RememberedCatalog
 
     path = root / "catalog.yaml"
-    try:
-        return catalog_of(root, path.read_bytes()) if path.is_file() else None
-    except CasebankError:
-        return None  # validation reports why
+    return RememberedCatalog(root).catalog(path.read_bytes()) if path.is_file() else None
 
 
 def _load_tree(root: Path) -> tuple[dict[str, _Loaded], int]:
