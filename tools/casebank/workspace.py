@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -126,6 +125,8 @@ def write_atomically(target: Path, content: bytes, *, exclusive: bool = False) -
             mode = target.stat().st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o666 & ~_umask()
+        import tempfile  # here: it imports shutil and random, which a reading command never needs
+
         fd, temporary = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
         )
@@ -365,6 +366,7 @@ def _make_parents(folder: Path) -> list[Path]:
 
 def _replace_folder(target: Path, build: Callable[[FolderWriter], None], occupied: bool) -> None:
     import shutil
+    import tempfile
 
     try:
         building = Path(

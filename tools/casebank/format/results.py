@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from casebank.format.document import Path
-from casebank.format.schema import ABNORMAL_FLAGS
 
 RESULTS: Path = ("investigations", "results")
+# The flags that mark a result abnormal: the schema's RESULT_FLAGS are these, ``normal`` and
+# ``indeterminate``.
+# Their home is here, not in the schema, so serving a result does not build the case schema.
+ABNORMAL_FLAGS = ["low", "high", "critical_low", "critical_high", "abnormal"]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import json
 from typing import Any
 
 from casebank.format.identifiers import CASE_ID_PATTERN
+from casebank.format.results import ABNORMAL_FLAGS
 
 # Bump when the case format changes in a way that could change what is valid.
 SCHEMA_VERSION = "2.1"
@@ -28,16 +29,7 @@ LANGUAGES = ["en"]
 DIFFICULTIES = ["easy", "medium", "hard"]
 SEXES = ["female", "male", "other"]
 RESULT_TYPES = ["lab_value", "qualitative", "text_report", "panel"]
-RESULT_FLAGS = [
-    "normal",
-    "low",
-    "high",
-    "critical_low",
-    "critical_high",
-    "abnormal",
-    "indeterminate",
-]
-ABNORMAL_FLAGS = ["low", "high", "critical_low", "critical_high", "abnormal"]
+RESULT_FLAGS = ["normal", *ABNORMAL_FLAGS, "indeterminate"]
 RESULT_STATUSES = ["final", "pending", "not_done", "unavailable"]
 LATERALITIES = ["left", "right", "bilateral"]
 RESULTS_POLICIES = ["normal_unless_listed", "unavailable_unless_listed", "generate_consistent"]

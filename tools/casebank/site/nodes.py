@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from casebank.format import units
-from casebank.format.schema import ABNORMAL_FLAGS, FINDING_FIELDS
+from casebank.format.results import ABNORMAL_FLAGS
+from casebank.format.schema import FINDING_FIELDS
 
 # Field names whose plain spelling would read badly.
 LABELS = {
