@@ -291,6 +291,88 @@ def test_a_warm_run_imports_neither_the_loader_nor_cerberus(make_repo: RepoMaker
     assert done.stdout.splitlines()[-1] == "[]"
 
 
+def test_results_remembers_the_case_it_served(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A harness asks one case again and again: `results` remembers what the case loaded as
+    and reads it back. An edited case is loaded afresh (its new answer, never the old one), a
+    corrupt memory is loaded afresh and answers the same, and a case that no longer loads is
+    refused with the loader's place, not served from memory."""
+    from casebank.commands.memory import SERVED_CACHE
+
+    root = make_repo(CASES)
+    argv = ["results", "valid_case", "Troponin", "--root", str(root), "--format", "json"]
+    loads = _catalog_loads(monkeypatch)
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "cases/valid_case.yaml" in loads
+    memory = root / CACHE_DIR / SERVED_CACHE.format("valid_case.yaml")
+    assert json.loads(memory.read_text(encoding="utf-8"))["data"]["case_id"] == "valid_case"
+    loads.clear()
+    assert main(argv) == 0
+    assert capsys.readouterr().out == first
+    assert loads == []
+    case = root / "cases" / "valid_case.yaml"
+    case.write_text(VALID_CASE.replace("value: 2.4", "value: 3.7"), encoding="utf-8")
+    assert main(argv) == 0
+    edited = capsys.readouterr().out
+    assert "3.7" in edited and "2.4" not in edited
+    assert loads == ["cases/valid_case.yaml"]
+    memory.write_text("{not json", encoding="utf-8")
+    assert main(argv) == 0
+    assert capsys.readouterr().out == edited
+    case.write_text(VALID_CASE + "  : [unclosed\n", encoding="utf-8")
+    assert main(argv) == 1
+    assert "cases/valid_case.yaml:" in capsys.readouterr().err
+
+
+def test_a_remembered_load_is_keyed_by_the_pyyaml_it_was_loaded_with(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The key holds PyYAML's version without importing PyYAML: another PyYAML (another
+    ``yaml/__init__.py``) is another key, so nothing loaded by the old one is read back."""
+    import importlib.machinery
+    import importlib.util
+
+    from casebank.commands.memory import loaded_key
+
+    before = loaded_key(b"tests: []\n")
+    other = tmp_path / "__init__.py"
+    other.write_text("__version__ = '99.0'\n", encoding="utf-8")
+    real = importlib.util.find_spec
+
+    def other_yaml(name: str, *args: object) -> object:
+        if name == "yaml":
+            return importlib.machinery.ModuleSpec("yaml", None, origin=str(other))
+        return real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", other_yaml)
+    assert loaded_key(b"tests: []\n") != before
+    monkeypatch.undo()
+    assert loaded_key(b"tests: []\n") == before
+
+
+def test_a_warm_results_imports_neither_the_loader_nor_pyyaml(make_repo: RepoMaker) -> None:
+    """A remembered case and catalog are read back as JSON: PyYAML's import (a fifth of a
+    warm `results`) and the loader's are not paid."""
+    import sys
+
+    root = make_repo(CASES)
+    argv = ["results", "valid_case", "Troponin", "ECG", "--root", str(root)]
+    assert main(argv) == 0
+    probe = (
+        "import sys\n"
+        "from casebank.cli import main\n"
+        f"assert main({argv!r}) == 0\n"
+        "print(sorted(m for m in ('yaml', 'cerberus', 'casebank.format.loader') "
+        "if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert done.stdout.splitlines()[-1] == "[]"
+
+
 def test_the_site_reads_the_catalog_validation_remembered(
     make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -1,6 +1,6 @@
-"""What the commands remember between runs in the cache folder: the catalog's loaded data and
-released cases' canonical texts. Light to import: validation's warm run imports it and not
-the loader, which is imported only where a key is computed."""
+"""What the commands remember between runs in the cache folder: the catalog's and served
+working-tree cases' loaded data, and released cases' canonical texts. Light to import, and so
+is every key: a warm validation or `results` imports neither the loader nor PyYAML."""
 
 from __future__ import annotations
 
@@ -14,23 +14,29 @@ if TYPE_CHECKING:
     from casebank.format.catalog import Catalog
 
 CATALOG_CACHE = "catalog.json"
-# What decides the data a catalog file loads as: the loader and the modules it reads with.
+# A served working-tree case's loaded data: SERVED_CACHE.format(file name), one file per case.
+SERVED_CACHE = "served-{}.json"
+# What decides the data a file loads as: the loader and the modules it reads with.
 _LOADER_MODULES = ("loader.py", "strictjson.py", "text.py", "document.py")
 
 
-def catalog_key(raw: bytes) -> str:
+def loaded_key(raw: bytes) -> str:
+    """The SHA-256 of ``raw``, of the loader's code and of the PyYAML and Python it runs on:
+    what a file loaded as stays what it loads as while this key holds. Computed without
+    importing the loader or PyYAML (whose import is a fifth of a warm `results`): PyYAML by
+    its ``__init__.py``, which holds its version."""
     import hashlib
     import sys
-
-    import yaml
-
-    from casebank.format import loader
+    from importlib.util import find_spec
 
     digest = hashlib.sha256(raw)
-    folder = Path(loader.__file__).parent
+    folder = Path(__file__).resolve().parent.parent / "format"
     for name in _LOADER_MODULES:
         digest.update(b"\0" + (folder / name).read_bytes())
-    digest.update(f"\0{yaml.__version__}\0{sys.version}".encode())
+    spec = find_spec("yaml")
+    yaml_init = spec.origin if spec is not None else None
+    digest.update(b"\0" + (Path(yaml_init).read_bytes() if yaml_init else b"no PyYAML"))
+    digest.update(f"\0{sys.version}".encode())
     return digest.hexdigest()
 
 
@@ -49,15 +55,16 @@ class RememberedCatalog:
         """The catalog in ``raw``: read back from the memory, else loaded and remembered; None
         where it does not load (validation reports why)."""
         from casebank.format.catalog import build_catalog
-        from casebank.format.loader import load_document
 
-        key = catalog_key(raw)
+        key = loaded_key(raw)
         data = self._recall(key)
         try:
             if data is not None:
                 return build_catalog(data)
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # a memory that is not a catalog's data: load the catalog afresh
+        from casebank.format.loader import load_document
+
         loaded = load_document(CATALOG_FILE, raw)
         if loaded.document is None:
             return None
@@ -66,24 +73,54 @@ class RememberedCatalog:
 
     def remember(self, raw: bytes, data: dict[str, Any]) -> None:
         """Remember what ``raw`` loaded as (a caller that has loaded it already)."""
-        self._store(catalog_key(raw), data)
+        self._store(loaded_key(raw), data)
 
     def _recall(self, key: str) -> dict[str, Any] | None:
-        import json
-
-        try:
-            text = (self.root / CACHE_DIR / CATALOG_CACHE).read_text(encoding="utf-8")
-            stored = json.loads(text)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(stored, dict) or stored.get("key") != key:
-            return None
-        data = stored.get("data")
-        return data if isinstance(data, dict) else None
+        return _recall(self.root / CACHE_DIR / CATALOG_CACHE, key)
 
     def _store(self, key: str, data: dict[str, Any]) -> None:
         folder = self.root / CACHE_DIR
         _remember(folder, folder / CATALOG_CACHE, key, data)
+
+
+@dataclass(frozen=True)
+class RememberedCase:
+    """A working-tree case's loaded data, remembered as the catalog's is, for `results` and
+    `view`: a harness asks one case for its results again and again, and a remembered case is
+    read back as JSON without importing the loader or PyYAML. ``file`` is its name under
+    ``cases/`` (an id checked by ``require_case_id`` and a suffix: a safe file name)."""
+
+    root: Path
+    file: str
+
+    def data(self, raw: bytes) -> Any:
+        """What ``raw`` loads as: read back, else loaded (raising the loader's error where it
+        does not load) and remembered."""
+        key = loaded_key(raw)
+        path = self.root / CACHE_DIR / SERVED_CACHE.format(self.file)
+        data = _recall(path, key)
+        if data is None:
+            from casebank.format.layout import CASES_DIR
+            from casebank.format.loader import load_data
+
+            data = load_data(f"{CASES_DIR}/{self.file}", raw)
+            _remember(path.parent, path, key, data)
+        return data
+
+
+def _recall(path: Path, key: str) -> dict[str, Any] | None:
+    """The data remembered at ``path`` under ``key``; None where it is missing, stale,
+    unreadable or not a mapping."""
+    import json
+
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("key") != key:
+        return None
+    data = stored.get("data")
+    return data if isinstance(data, dict) else None
 
 
 CASES_CACHE = "release-cases.txt"
@@ -108,7 +145,7 @@ class RememberedCases:
         except OSError:
             return {}
         key, _, rest = raw.partition(b"\n")
-        if key != catalog_key(b"").encode():
+        if key != loaded_key(b"").encode():
             return {}
         texts: dict[str, bytes] = {}
         for line in rest.split(b"\n"):
@@ -119,15 +156,19 @@ class RememberedCases:
 
     def write(self, texts: dict[str, bytes]) -> None:
         folder = self.root / CACHE_DIR
-        lines = [catalog_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
+        lines = [loaded_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
         _remember_bytes(folder, folder / CASES_CACHE, b"\n".join(lines) + b"\n")
 
 
 def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
     import json
 
-    text = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
-    _remember_bytes(folder, path, text.encode("utf-8"))
+    try:
+        text = json.dumps({"key": key, "data": data}, ensure_ascii=False, separators=(",", ":"))
+        content = text.encode("utf-8")
+    except (TypeError, ValueError):  # not the loader's JSON data: nothing to remember
+        return
+    _remember_bytes(folder, path, content)
 
 
 def _remember_bytes(folder: Path, path: Path, content: bytes) -> None:

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from casebank.commands.memory import RememberedCases, RememberedCatalog
+from casebank.commands.memory import RememberedCase, RememberedCases, RememberedCatalog
 from casebank.errors import CasebankError, UsageError
-from casebank.format.canonical import canonical_data
 from casebank.format.catalog import (
     CASE_ID_CUTOFF,
     Catalog,
@@ -24,7 +23,6 @@ from casebank.format.catalog import (
 )
 from casebank.format.identifiers import require_case_id
 from casebank.format.layout import CASE_SUFFIXES, CASES_DIR, CATALOG_FILE
-from casebank.format.loader import load_data
 
 if TYPE_CHECKING:
     from casebank.release.released import LoadedRelease
@@ -121,7 +119,7 @@ def _working_tree(root: Path, case_id: str) -> Served:
     for suffix in CASE_SUFFIXES:
         path = root / CASES_DIR / f"{case_id}{suffix}"
         if path.is_file():
-            data = load_data(f"{CASES_DIR}/{path.name}", path.read_bytes())
+            data = RememberedCase(root, path.name).data(path.read_bytes())
             catalog = catalog_of(root, (root / CATALOG_FILE).read_bytes())
             return Served(data, catalog)
     known = [p.stem for p in (root / CASES_DIR).glob("*") if p.name.endswith(CASE_SUFFIXES)]
@@ -151,6 +149,9 @@ def _released(root: Path, case_id: str, release: str) -> Served:
             + did_you_mean(case_id, (e.case_id for e in manifest.cases), CASE_ID_CUTOFF),
             "`casebank history CASE_ID` lists the releases that contain it",
         )
+    from casebank.format.canonical import canonical_data
+    from casebank.format.loader import load_data
+
     blobs = dict(git.read_blobs(root, [entry.blob, manifest.catalog_blob]))
     data = canonical_data(load_data(entry.path, blobs[entry.blob]))
     catalog_data = load_data(CATALOG_FILE, blobs[manifest.catalog_blob])
