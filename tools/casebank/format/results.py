@@ -16,8 +16,7 @@ from casebank.format.document import Path
 
 RESULTS: Path = ("investigations", "results")
 # The flags that mark a result abnormal: the schema's RESULT_FLAGS are these, ``normal`` and
-# ``indeterminate``.
-# Their home is here, not in the schema, so serving a result does not build the case schema.
+# ``indeterminate`` (one home: the schema builds its list from this one).
 ABNORMAL_FLAGS = ["low", "high", "critical_low", "critical_high", "abnormal"]
 
 
