@@ -57,7 +57,7 @@ class RememberedCatalog:
         from casebank.format.catalog import build_catalog
 
         key = loaded_key(raw)
-        data = self._recall(key)
+        data = _recall(self._path, key)
         try:
             if data is not None:
                 return build_catalog(data)
@@ -68,19 +68,16 @@ class RememberedCatalog:
         loaded = load_document(CATALOG_FILE, raw)
         if loaded.document is None:
             return None
-        self._store(key, loaded.document.data)
+        _remember(self._path, key, loaded.document.data)
         return build_catalog(loaded.document.data)
 
     def remember(self, raw: bytes, data: dict[str, Any]) -> None:
         """Remember what ``raw`` loaded as (a caller that has loaded it already)."""
-        self._store(loaded_key(raw), data)
+        _remember(self._path, loaded_key(raw), data)
 
-    def _recall(self, key: str) -> dict[str, Any] | None:
-        return _recall(self.root / CACHE_DIR / CATALOG_CACHE, key)
-
-    def _store(self, key: str, data: dict[str, Any]) -> None:
-        folder = self.root / CACHE_DIR
-        _remember(folder, folder / CATALOG_CACHE, key, data)
+    @property
+    def _path(self) -> Path:
+        return self.root / CACHE_DIR / CATALOG_CACHE
 
 
 @dataclass(frozen=True)
@@ -104,7 +101,7 @@ class RememberedCase:
             from casebank.format.loader import load_data
 
             data = load_data(f"{CASES_DIR}/{self.file}", raw)
-            _remember(path.parent, path, key, data)
+            _remember(path, key, data)
         return data
 
 
@@ -155,12 +152,11 @@ class RememberedCases:
         return texts
 
     def write(self, texts: dict[str, bytes]) -> None:
-        folder = self.root / CACHE_DIR
         lines = [loaded_key(b"").encode(), *(b.encode() + b" " + t for b, t in texts.items())]
-        _remember_bytes(folder, folder / CASES_CACHE, b"\n".join(lines) + b"\n")
+        _remember_bytes(self.root / CACHE_DIR / CASES_CACHE, b"\n".join(lines) + b"\n")
 
 
-def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
+def _remember(path: Path, key: str, data: dict[str, Any]) -> None:
     import json
 
     try:
@@ -168,13 +164,16 @@ def _remember(folder: Path, path: Path, key: str, data: dict[str, Any]) -> None:
         content = text.encode("utf-8")
     except (TypeError, ValueError):  # not the loader's JSON data: nothing to remember
         return
-    _remember_bytes(folder, path, content)
+    _remember_bytes(path, content)
 
 
-def _remember_bytes(folder: Path, path: Path, content: bytes) -> None:
+def _remember_bytes(path: Path, content: bytes) -> None:
+    """Write ``path`` in the cache folder (made, with its .gitignore, where it is missing);
+    a cache that cannot be written is no failure."""
     from casebank.errors import WriteError
     from casebank.workspace import write_atomically
 
+    folder = path.parent
     try:
         folder.mkdir(exist_ok=True)
         ignore = folder / ".gitignore"
