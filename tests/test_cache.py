@@ -389,3 +389,65 @@ def test_the_site_reads_the_catalog_validation_remembered(
     assert remembered == load_catalog((root / "catalog.yaml").read_bytes())
     (root / "catalog.yaml").write_text("tests: [unclosed\n", encoding="utf-8")
     assert site_input._catalog(root) is None
+
+
+def _index_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many spellings each name index built from now on keyed (a restored one keys none)."""
+    import casebank.format.names
+
+    builds: list[int] = []
+    real = casebank.format.names.NameIndex.__init__
+
+    def counting(self: object, spellings: object) -> None:
+        spelled = list(spellings)  # type: ignore[call-overload]
+        if spelled:
+            builds.append(len(spelled))
+        real(self, spelled)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(casebank.format.names.NameIndex, "__init__", counting)
+    return builds
+
+
+def test_results_remembers_the_catalogs_name_index(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A loose name ("troponin levels") needs the catalog's name index, which keys every
+    spelling: `results` remembers it and the next run reads it back, answering the same. A
+    changed catalog is another index (its new alias answers; the old memory is never read),
+    and a corrupt memory is built afresh and answers the same."""
+    from casebank.commands.memory import NAMES_CACHE
+
+    root = make_repo(CASES)
+    argv = ["results", "valid_case", "troponin levels", "heart muscle enzymes"]
+    argv += ["--root", str(root), "--format", "json"]
+    builds = _index_builds(monkeypatch)
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert len(builds) == 1
+    assert '"test": "Troponin"' in first and '"source": "unknown_test"' in first
+    memory = root / CACHE_DIR / NAMES_CACHE
+    assert memory.is_file()
+    assert main(argv) == 0
+    assert capsys.readouterr().out == first
+    assert len(builds) == 1
+    catalog = root / "catalog.yaml"
+    catalog.write_text(
+        catalog.read_text(encoding="utf-8").replace(
+            '"hs-troponin", "Troponin I"', '"hs-troponin", "Troponin I", "Heart muscle enzyme"'
+        ),
+        encoding="utf-8",
+    )
+    assert main(argv) == 0
+    changed = capsys.readouterr().out
+    assert len(builds) == 2
+    assert '"source": "unknown_test"' not in changed
+    memory.write_text('{"key": "0", "data": {"by_key": []}}', encoding="utf-8")
+    assert main(argv) == 0
+    assert capsys.readouterr().out == changed
+    assert len(builds) == 3
+    stored = json.loads(memory.read_text(encoding="utf-8"))
+    stored["data"]["by_key"] = [1]  # under the right key, but not an index
+    memory.write_text(json.dumps(stored), encoding="utf-8")
+    assert main(argv) == 0
+    assert capsys.readouterr().out == changed
+    assert len(builds) == 4

@@ -136,6 +136,9 @@ class Catalog:
     # The name index casebank.format.names builds for this catalog (names.index_of), kept here
     # so it is built once per catalog; the catalog itself knows nothing of names.
     name_index: Any = field(default=None, repr=False, compare=False)
+    # Where that index is remembered between runs, if anywhere (an object with ``recall()``,
+    # giving the index or None, and ``remember(index)``: commands.memory.RememberedNames).
+    name_memory: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for test in self.tests:

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from casebank.format.catalog import Catalog, CatalogTest
@@ -357,6 +357,26 @@ class NameIndex:
         self.keys = list(self.by_key)
         self.ambiguous: frozenset[str] | None = None
 
+    @classmethod
+    def restored(cls, stored: Mapping[str, Any]) -> NameIndex:
+        """The index :meth:`stored` gave, as it was (raising ValueError for anything else)."""
+        by_key, ambiguous = stored.get("by_key"), stored.get("ambiguous")
+        if not (
+            isinstance(by_key, dict)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in by_key.items())
+            and isinstance(ambiguous, list)
+            and all(isinstance(k, str) for k in ambiguous)
+        ):
+            raise ValueError("not a stored name index")
+        index = cls(())
+        index.by_key, index.keys, index.ambiguous = by_key, list(by_key), frozenset(ambiguous)
+        return index
+
+    def stored(self) -> dict[str, Any]:
+        """The index as JSON data, for remembering between runs (building it reads every
+        spelling of the catalog: most of a `results` that orders a test by a loose name)."""
+        return {"by_key": self.by_key, "ambiguous": sorted(self.ambiguous or ())}
+
     def exact(self, name: str) -> str | None:
         found = key(name)
         if not found or set(found.split()) <= GENERIC or found in ALONE:
@@ -386,6 +406,8 @@ class NameIndex:
 def index_of(catalog: Catalog) -> NameIndex:
     """The catalog's name index, knowing which keys two tests share: "Pleural fluid MC&S" (an
     alias of the analysis) and "Pleural fluid culture" read alike, so that reading is neither's."""
+    if catalog.name_index is None and catalog.name_memory is not None:
+        catalog.name_index = catalog.name_memory.recall()
     if catalog.name_index is None:
         catalog.name_index = NameIndex(catalog.spellings().values())
     index: NameIndex = catalog.name_index
@@ -396,6 +418,8 @@ def index_of(catalog: Catalog) -> NameIndex:
             if test is not None:
                 meanings.setdefault(key(spelling), set()).add(test.name)
         index.ambiguous = frozenset(k for k, names in meanings.items() if len(names) > 1)
+        if catalog.name_memory is not None:
+            catalog.name_memory.remember(index)
     return index
 
 
