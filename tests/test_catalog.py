@@ -156,3 +156,35 @@ def test_a_test_needs_a_burden_and_a_dose_or_unknown() -> None:
     assert catalog_found(edit_catalog("radiation_msv: 0.1,", "radiation_msv: unknown,")) == []
     guessed = edit_catalog("radiation_msv: 0.1,", "radiation_msv: some,")
     assert [r for r, _, _ in catalog_found(guessed)] == ["CB204"]  # not one of the forms
+
+
+@pytest.mark.parametrize("which", ["shipped", "test"])
+def test_a_stored_catalog_reads_back_as_the_same_catalog(which: str) -> None:
+    """What a one-case command reads back from its memory is the catalog it would build: every
+    test, field by field (tuples as tuples, a cost as a Cost), the vocabularies and the
+    indexes; a memory stored with other fields is refused, never read as this catalog."""
+    import json
+    from dataclasses import fields
+    from pathlib import Path
+
+    from casebank.format.catalog import CatalogTest, restored_catalog, stored_catalog
+
+    text = (
+        (Path(__file__).parent.parent / "catalog.yaml").read_text(encoding="utf-8")
+        if which == "shipped"
+        else TEST_CATALOG
+    )
+    loaded = load_document("catalog.yaml", text.encode())
+    assert loaded.document is not None
+    built = build_catalog(loaded.document.data)
+    stored = json.loads(json.dumps(stored_catalog(built)))
+    restored = restored_catalog(stored)
+    assert restored == built
+    for mine, theirs in zip(restored.tests, built.tests, strict=True):
+        for f in fields(CatalogTest):
+            assert type(getattr(mine, f.name)) is type(getattr(theirs, f.name)), f.name
+    assert any(t.cost is not None for t in restored.tests)
+    stored = json.loads(json.dumps(stored_catalog(built)))
+    stored["fields"] = stored["fields"][:-1]
+    with pytest.raises(ValueError, match="other fields"):
+        restored_catalog(stored)

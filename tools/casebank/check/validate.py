@@ -52,17 +52,16 @@ class Validation(Result):
 class LoadedCatalog:
     catalog: Catalog | None
     problems: list[Problem]
-    data: dict[str, Any] | None = None  # what the catalog loaded as, where it loaded
 
 
 class CatalogMemory(Protocol):
-    """Where the catalog's loaded data is remembered between runs (the commands keep it in
-    the cache folder): a run that checks the catalog tells it, and a run whose catalog report
-    comes from the cache reads the catalog from it instead of parsing the YAML again."""
+    """Where the catalog is remembered between runs (the commands keep it in the cache
+    folder): a run that checks the catalog tells it, and a run whose catalog report comes from
+    the cache reads the catalog from it instead of parsing the YAML again."""
 
     def catalog(self, raw: bytes) -> Catalog | None: ...
 
-    def remember(self, raw: bytes, data: dict[str, Any]) -> None: ...
+    def remember(self, raw: bytes, catalog: Catalog) -> None: ...
 
 
 def read_file(root: Path, relative: str) -> tuple[bytes | None, Problem | None]:
@@ -102,7 +101,7 @@ def check_catalog_bytes(raw: bytes) -> LoadedCatalog:
         return LoadedCatalog(None, notes)
     catalog = build_catalog(loaded.document.data)
     problems = [*notes, *Checker(catalog).check_catalog(loaded.document)]
-    return LoadedCatalog(catalog, problems, loaded.document.data)
+    return LoadedCatalog(catalog, problems)
 
 
 def build_catalog_bytes(raw: bytes | None, memory: CatalogMemory | None = None) -> Catalog | None:
@@ -201,8 +200,8 @@ def validate_files(
         cache = Cache.open(root, key, writable=options.write_cache)
     memory = options.catalog_memory if options.cache and options.write_cache else None
     catalog_problems, checked = _catalog_problems(cache, catalog_raw, unreadable)
-    if memory is not None and catalog_raw is not None and checked.data is not None:
-        memory.remember(catalog_raw, checked.data)
+    if memory is not None and catalog_raw is not None and checked.catalog is not None:
+        memory.remember(catalog_raw, checked.catalog)
     refused = catalog_raw is None or any(is_refusal(p) for p in catalog_problems)
     if with_catalog or refused:
         # A refused catalog is always reported: without it, case checks are incomplete.

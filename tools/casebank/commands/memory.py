@@ -1,7 +1,7 @@
-"""What the commands remember between runs in the cache folder: the catalog's and served
-working-tree cases' loaded data, the catalog's name index, and released cases' canonical
-texts. Light to import, and so is every key: a warm validation or `results` imports neither
-the loader nor PyYAML."""
+"""What the commands remember between runs in the cache folder: the catalog as built and its
+name index, served working-tree cases' loaded data, and released cases' canonical texts. Light
+to import, and so is every key: a warm validation or `results` imports neither the loader nor
+PyYAML."""
 
 from __future__ import annotations
 
@@ -32,9 +32,7 @@ def loaded_key(raw: bytes) -> str:
     from importlib.util import find_spec
 
     digest = hashlib.sha256(raw)
-    folder = Path(__file__).resolve().parent.parent / "format"
-    for name in _LOADER_MODULES:
-        digest.update(b"\0" + (folder / name).read_bytes())
+    _add_code(digest, _LOADER_MODULES)
     spec = find_spec("yaml")
     yaml_init = spec.origin if spec is not None else None
     digest.update(b"\0" + (Path(yaml_init).read_bytes() if yaml_init else b"no PyYAML"))
@@ -42,12 +40,33 @@ def loaded_key(raw: bytes) -> str:
     return digest.hexdigest()
 
 
+def _with_code(key: str, modules: tuple[str, ...]) -> str:
+    """``key`` and the code of ``modules`` (under casebank/format/), hashed together: the key
+    of what that code builds from what ``key`` names."""
+    import hashlib
+
+    digest = hashlib.sha256(key.encode())
+    _add_code(digest, modules)
+    return digest.hexdigest()
+
+
+def _add_code(digest: Any, modules: tuple[str, ...]) -> None:
+    folder = Path(__file__).resolve().parent.parent / "format"
+    for name in modules:
+        digest.update(b"\0" + (folder / name).read_bytes())
+
+
+# What decides a catalog built from its file's loaded data, and its name index: their code.
+_CATALOG_MODULES = ("catalog.py",)
+_NAMES_MODULES = ("names.py", "catalog.py")
+
+
 @dataclass(frozen=True)
 class RememberedCatalog:
-    """The catalog's loaded data, remembered in the cache folder under the SHA-256 of its bytes
-    and of the loader's code: the catalog is most of the start-up of a one-case command (about
-    0.3 s to load, 0.01 s to read back as JSON, the same data: the loader's data model is
-    JSON). Whatever loads the catalog remembers it (validation too, so the first `results`
+    """The catalog, remembered in the cache folder (``catalog.stored_catalog``) under the
+    SHA-256 of its bytes, of the loader's code and of the code that builds it: the catalog is
+    most of the start-up of a one-case command (about 0.3 s to load and build, 0.02 s to read
+    back). Whatever loads the catalog remembers it (validation too, so the first `results`
     after `validate` reads it back). A missing, stale, unreadable or malformed memory is
     loading the catalog afresh."""
 
@@ -56,38 +75,38 @@ class RememberedCatalog:
     def catalog(self, raw: bytes) -> Catalog | None:
         """The catalog in ``raw``: read back from the memory, else loaded and remembered; None
         where it does not load (validation reports why)."""
-        from casebank.format.catalog import build_catalog
+        from casebank.format.catalog import build_catalog, restored_catalog
 
-        key = loaded_key(raw)
-        data = _recall(self._path, key)
+        loaded = loaded_key(raw)
+        stored = _recall(self._path, _with_code(loaded, _CATALOG_MODULES))
         try:
-            if data is not None:
-                return self._with_names(build_catalog(data), key)
+            if stored is not None:
+                return self._with_names(restored_catalog(stored), loaded)
         except (KeyError, TypeError, ValueError, AttributeError):
-            pass  # a memory that is not a catalog's data: load the catalog afresh
+            pass  # a memory that is not a stored catalog: load the catalog afresh
         from casebank.format.loader import load_document
 
-        loaded = load_document(CATALOG_FILE, raw)
-        if loaded.document is None:
+        document = load_document(CATALOG_FILE, raw).document
+        if document is None:
             return None
-        _remember(self._path, key, loaded.document.data)
-        return self._with_names(build_catalog(loaded.document.data), key)
+        catalog = build_catalog(document.data)
+        self.remember(raw, catalog)
+        return self._with_names(catalog, loaded)
 
-    def remember(self, raw: bytes, data: dict[str, Any]) -> None:
-        """Remember what ``raw`` loaded as (a caller that has loaded it already)."""
-        _remember(self._path, loaded_key(raw), data)
+    def remember(self, raw: bytes, catalog: Catalog) -> None:
+        """Remember ``catalog``, built from ``raw`` (by a caller that has built it already)."""
+        from casebank.format.catalog import stored_catalog
+
+        key = _with_code(loaded_key(raw), _CATALOG_MODULES)
+        _remember(self._path, key, stored_catalog(catalog))
 
     @property
     def _path(self) -> Path:
         return self.root / CACHE_DIR / CATALOG_CACHE
 
-    def _with_names(self, catalog: Catalog, key: str) -> Catalog:
-        catalog.name_memory = RememberedNames(self.root, key)
+    def _with_names(self, catalog: Catalog, loaded: str) -> Catalog:
+        catalog.name_memory = RememberedNames(self.root, loaded)
         return catalog
-
-
-# What decides a catalog's name index, beside the catalog's data: the code that builds it.
-_NAMES_MODULES = ("names.py", "catalog.py")
 
 
 @dataclass(frozen=True)
@@ -104,33 +123,23 @@ class RememberedNames:
     def recall(self) -> Any:
         from casebank.format.names import NameIndex
 
-        data = _recall(self._path, self._key)
+        data = _recall(self._path, _with_code(self.catalog_key, _NAMES_MODULES))
         try:
             return NameIndex.restored(data) if data is not None else None
         except ValueError:
             return None  # not an index: build it afresh
 
     def remember(self, index: Any) -> None:
-        _remember(self._path, self._key, index.stored())
+        _remember(self._path, _with_code(self.catalog_key, _NAMES_MODULES), index.stored())
 
     @property
     def _path(self) -> Path:
         return self.root / CACHE_DIR / NAMES_CACHE
 
-    @property
-    def _key(self) -> str:
-        import hashlib
-
-        digest = hashlib.sha256(self.catalog_key.encode())
-        folder = Path(__file__).resolve().parent.parent / "format"
-        for name in _NAMES_MODULES:
-            digest.update(b"\0" + (folder / name).read_bytes())
-        return digest.hexdigest()
-
 
 @dataclass(frozen=True)
 class RememberedCase:
-    """A working-tree case's loaded data, remembered as the catalog's is, for `results` and
+    """A working-tree case's loaded data, remembered as the catalog is, for `results` and
     `view`: a harness asks one case for its results again and again, and a remembered case is
     read back as JSON without importing the loader or PyYAML. ``file`` is its name under
     ``cases/`` (an id checked by ``require_case_id`` and a suffix: a safe file name)."""

@@ -163,7 +163,7 @@ def _released(root: Path, case_id: str, release: str) -> Served:
 
 
 def catalog_of(root: Path, raw: bytes) -> Catalog:
-    """The catalog in ``raw``, its loaded data remembered in the cache folder
+    """The catalog in ``raw``, remembered as built in the cache folder
     (:class:`RememberedCatalog`); a catalog that does not load raises, naming the place and
     how to see why."""
     catalog = RememberedCatalog(root).catalog(raw)
