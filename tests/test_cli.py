@@ -211,6 +211,30 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.startswith("casebank ")
 
 
+def test_the_version_imports_no_command() -> None:
+    """`casebank --version` prints at once: it imports no command (every command's imports,
+    GitPython's among them, took half a second). A failure's traceback module is imported
+    only for a failure's --debug."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from casebank.cli import main\n"
+        "try:\n"
+        "    main(['--version'])\n"
+        "finally:\n"
+        "    print(sorted(m for m in sys.modules if m.startswith('casebank.commands.')"
+        " or m in ('git', 'traceback')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [done.stdout.splitlines()[0], "[]"]
+    assert done.stdout.startswith("casebank ")
+
+
 def test_an_unreadable_case_file_is_reported_not_fatal(
     make_repo: RepoMaker, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,7 +17,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,7 +111,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     words = [a for a in (argv or []) if not a.startswith("-")]
-    wanted = [words[0]] if words and words[0] in COMMANDS else list(COMMANDS)
+    if words and words[0] in COMMANDS:
+        wanted = [words[0]]
+    elif not words and "--version" in (argv or []):
+        wanted = []  # the version is printed before any command is looked for
+    else:
+        wanted = list(COMMANDS)
     for name in wanted:
         command = _load(name)
         command_parser = sub.add_parser(
@@ -197,6 +201,8 @@ def _main(argv: Sequence[str] | None) -> int:
             file=sys.stderr,
         )
         if debug:
+            import traceback  # only here: a command that does not fail never imports it
+
             traceback.print_exc()
         else:
             print("  run the command again with --debug to see the traceback", file=sys.stderr)

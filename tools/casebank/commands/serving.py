@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Served:
+    """A case to serve with its catalog; for a released case, its version, content hash and
+    release."""
+
     data: dict[str, Any]
     catalog: Catalog
     version: int | None = None

@@ -52,6 +52,8 @@ class Burden:
 
 @dataclass(frozen=True)
 class CatalogTest:
+    """One orderable test of the catalog, its fields as the catalog's entry states them."""
+
     name: str
     kind: str
     result_types: tuple[str, ...]
@@ -113,6 +115,9 @@ def fold(name: str) -> str:
 
 @dataclass
 class Catalog:
+    """The catalog's tests and vocabularies, with the indexes that resolve a name to its test
+    and relate tests to one another."""
+
     tests: list[CatalogTest] = field(default_factory=list)
     tones: frozenset[str] = frozenset()
     specialties: frozenset[str] = frozenset()

@@ -118,6 +118,8 @@ _EXPECTED_NON_ASCII = set("µμ°×²³⁹⁰¹⁴⁵⁶⁷⁸·–℃")
 
 @dataclass(frozen=True)
 class Unit:
+    """A unit as written, the UCUM code it means, and its size in its dimension's base units."""
+
     written: str
     ucum: str
     dimension: str  # e.g. "[length]^-3"; arbitrary units add their own ("[IU]")

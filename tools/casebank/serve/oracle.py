@@ -53,6 +53,8 @@ GENERIC_NORMAL = "Within normal limits."
 
 @dataclass(frozen=True)
 class Answer:
+    """The oracle's answer to one request: where the result comes from, and the result."""
+
     request: str
     test: str | None
     source: str
