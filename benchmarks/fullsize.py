@@ -33,6 +33,10 @@ for path in sorted(pathlib.Path(sys.argv[1]).glob("*.yaml")):
     yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
 """
 RESULT_TESTS = ("ECG", "Full blood count", "Troponin", "Chest X-ray", "Lipase")
+# The same tests as a doctor may write them: no catalog name or alias, found by the name index.
+LOOSE_TESTS = (
+    "ecg 12 lead", "blood count full", "troponin levels", "x-ray of chest", "serum lipase level",
+)  # fmt: skip
 
 
 @dataclass
@@ -129,7 +133,7 @@ def _submissions(bundle: Path, out: Path) -> None:
 
 FIGURES = (
     "parse", "cold", "cold1", "warm", "jsonschema", "export", "score", "site", "results_first",
-    "results_validated", "results",
+    "results_validated", "results", "results_loose",
 )  # fmt: skip
 
 
@@ -203,6 +207,7 @@ def measure_size(
     fig("results_first", results, times=1, before=forget)
     fig("results_validated", results, times=1, before=validated)
     fig("results", results, times=max(repeat, 5))
+    fig("results_loose", cb("results", case_id, *LOOSE_TESTS), times=max(repeat, 5))
     return size
 
 
@@ -215,6 +220,7 @@ _TARGETS = (  # name, numerator, denominator (None: the figure itself), goal
     ("score of N ÷ validate --no-cache", "score", "cold", "≤ 0.3"),
     ("site ÷ validate --no-cache", "site", "cold", "≤ 1.5"),
     ("results, one case, s (catalog and case remembered)", "results", None, "≤ 0.2"),
+    ("results, loose names, s (remembered)", "results_loose", None, "≤ 0.2"),
     ("results, one case, s (first run after validate)", "results_validated", None, "≤ 0.2"),
     ("results, one case, s (first run, nothing remembered)", "results_first", None, "≤ 0.2"),
 )

@@ -65,10 +65,10 @@ _NAMES_MODULES = ("names.py", "catalog.py")
 class RememberedCatalog:
     """The catalog, remembered in the cache folder (``catalog.stored_catalog``) under the
     SHA-256 of its bytes, of the loader's code and of the code that builds it: the catalog is
-    most of the start-up of a one-case command (about 0.3 s to load and build, 0.02 s to read
-    back). Whatever loads the catalog remembers it (validation too, so the first `results`
-    after `validate` reads it back). A missing, stale, unreadable or malformed memory is
-    loading the catalog afresh."""
+    most of the start-up of a one-case command (about 0.3 s to load and build, 0.02–0.03 s
+    to read back). Whatever loads the catalog remembers it (validation too, so the first
+    `results` after `validate` reads it back). A missing, stale, unreadable or malformed
+    memory is loading the catalog afresh."""
 
     root: Path
 

@@ -369,7 +369,7 @@ _VOCABULARIES = ("tones", "specialties", "tags", "specimens", "modalities")
 
 def stored_catalog(catalog: Catalog) -> dict[str, Any]:
     """``catalog`` as JSON data that :func:`restored_catalog` reads back as the same catalog,
-    three times quicker than :func:`build_catalog` builds it from the file's data (no field is
+    about twice as quick as :func:`build_catalog` builds it from the file's data (no field is
     checked again): a remembered one-case command builds no catalog."""
     return {
         "fields": list(_TEST_FIELDS),
