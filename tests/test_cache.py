@@ -451,3 +451,28 @@ def test_results_remembers_the_catalogs_name_index(
     assert main(argv) == 0
     assert capsys.readouterr().out == changed
     assert len(builds) == 4
+
+
+def test_a_run_without_the_cache_computes_no_digest(
+    make_repo: RepoMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's digest is kept in the cache for a later release; a run that writes no cache
+    computes none (it was about a tenth of a `validate --no-cache`), and reports the same."""
+    import functools
+
+    import casebank.commands.validate
+    from casebank.format.canonical import file_digest as real
+
+    digests: list[str] = []
+
+    @functools.wraps(real)
+    def counting(relative: str, raw: bytes, data: object) -> object:
+        digests.append(relative)
+        return real(relative, raw, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(casebank.commands.validate, "file_digest", counting)
+    root = make_repo(CASES)
+    uncached = report(root, "--no-cache")
+    assert digests == []
+    assert report(root) == uncached
+    assert sorted(digests) == sorted(f"cases/{name}" for name in CASES)

@@ -49,12 +49,13 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def options(args: argparse.Namespace, root: Path) -> Options:
     # The digest is what a release needs of each file; keeping it now makes a later release
-    # reuse this run's parsing (the cache stores it with the problems). The catalog's data is
-    # remembered for the commands that serve a case (the first `results` after this run).
+    # reuse this run's parsing (the cache stores it with the problems): a run that writes no
+    # cache computes none (about a tenth of such a run). The catalog is remembered for the
+    # commands that serve a case (the first `results` after this run).
     return Options(
         cache=not args.no_cache,
         jobs=args.jobs,
-        annotate=file_digest,
+        annotate=None if args.no_cache else file_digest,
         catalog_memory=RememberedCatalog(root),
     )
 
