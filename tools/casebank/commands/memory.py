@@ -78,7 +78,8 @@ class RememberedCatalog:
         from casebank.format.catalog import build_catalog, restored_catalog
 
         loaded = loaded_key(raw)
-        stored = _recall(self._path, _with_code(loaded, _CATALOG_MODULES))
+        key = _with_code(loaded, _CATALOG_MODULES)
+        stored = _recall(self._path, key)
         try:
             if stored is not None:
                 return self._with_names(restored_catalog(stored), loaded)
@@ -90,14 +91,16 @@ class RememberedCatalog:
         if document is None:
             return None
         catalog = build_catalog(document.data)
-        self.remember(raw, catalog)
+        self._store(key, catalog)
         return self._with_names(catalog, loaded)
 
     def remember(self, raw: bytes, catalog: Catalog) -> None:
         """Remember ``catalog``, built from ``raw`` (by a caller that has built it already)."""
+        self._store(_with_code(loaded_key(raw), _CATALOG_MODULES), catalog)
+
+    def _store(self, key: str, catalog: Catalog) -> None:
         from casebank.format.catalog import stored_catalog
 
-        key = _with_code(loaded_key(raw), _CATALOG_MODULES)
         _remember(self._path, key, stored_catalog(catalog))
 
     @property
