@@ -18,6 +18,7 @@ import casebank.format.loader as loader
 from casebank.check.engine import all_rules, stamp_issue
 from casebank.cli import main
 from casebank.format.loader import load_document
+from casebank.format.text import FORBIDDEN_IN_FILE
 from conftest import VALID_CASE, RepoMaker, check_text, edit, line_of
 
 all_rules()
@@ -126,6 +127,41 @@ def test_a_nul_byte_is_reported_where_it_is() -> None:
     [(rule, line, column, message)] = issues(raw)
     assert (rule, line, column) == ("CB117", 29, 10)
     assert "NUL" in message
+
+
+# Every character the text policy refuses in a file (a lone surrogate is not UTF-8 at all).
+FORBIDDEN = [
+    chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and FORBIDDEN_IN_FILE.match(chr(c))
+]
+# Where it may stand: a value, a comment, a key, a block, and below a refusal of the loader's
+# own (a duplicate key, an anchor) that comes first in the file. {} is the character.
+PLACES = [
+    "a: x{}y\n",
+    "# a note{}\na: 1\n",
+    '"k{}": 1\n',
+    "a: |\n  line one\n  x{}\n",
+    "a: 1\na: 2\nb: x{}\n",
+    "a: &first 1\nb: x{}\n",
+]
+
+
+def test_every_refused_character_is_named_wherever_it_stands() -> None:
+    """A YAML file is not searched for control characters before it is parsed: libyaml
+    refuses the same ones as it reads. Each is still reported by name, at its place."""
+    assert len(FORBIDDEN) == 63  # C0 but tab, LF and CR; DEL; C1 but NEL; U+FFFE, U+FFFF
+    for char in FORBIDDEN:
+        for place in PLACES:
+            text = place.format(char)
+            offset = text.index(char)
+            line = text.count("\n", 0, offset) + 1
+            column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+            [(rule, *where, message)] = issues(text.encode())
+            assert (rule, *where) == ("CB117", line, column), (char, place)
+            assert "invisible control character" in message
+
+
+def test_a_conflict_marker_inside_a_line_is_text() -> None:
+    assert issues(b"a: x ======= y\nb: '<<<<<<< not a marker'\n") == []
 
 
 def test_json_duplicate_keys_are_explained_for_json() -> None:

@@ -156,11 +156,11 @@ def load_data(file: str, raw: bytes) -> Any:
 def load_document(file: str, raw: bytes) -> LoadResult:
     """Load one case or catalog file. ``file`` is the repository-relative path used in reports."""
     require_parser()
-    refusal = _refuse_bytes(file, raw)
+    is_json = file.lower().endswith(".json")
+    refusal = _refuse_bytes(file, raw, characters=is_json)
     if isinstance(refusal, LoadIssue):
         return LoadResult(None, [refusal])
     text = refusal
-    is_json = file.lower().endswith(".json")
     if is_json:
         prepared = _prepare_json(file, text)
         if isinstance(prepared, LoadIssue):
@@ -170,9 +170,11 @@ def load_document(file: str, raw: bytes) -> LoadResult:
     try:
         data = builder.build(text)
     except _Refused as refused:
-        return LoadResult(None, [*builder.refusals, refused.issue])
+        bad = None if is_json else _forbidden(file, text)
+        return LoadResult(None, [bad] if bad else [*builder.refusals, refused.issue])
     if builder.refusals:
-        return LoadResult(None, builder.refusals)
+        bad = None if is_json else _forbidden(file, text)
+        return LoadResult(None, [bad] if bad else builder.refusals)
     if data is _NO_DOCUMENT or data is None:
         return LoadResult(
             None,
@@ -206,6 +208,7 @@ def load_document(file: str, raw: bytes) -> LoadResult:
         builder.key_positions,
         builder.plain_non_text,
         builder.plain_number_like,
+        text,
     )
     return LoadResult(doc, builder.notes)
 
@@ -220,8 +223,9 @@ def _position(text: str, offset: int) -> Mark:
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
 
-def _refuse_bytes(file: str, raw: bytes) -> str | LoadIssue:
-    """The file's text, or the first reason not to parse it at all."""
+def _refuse_bytes(file: str, raw: bytes, *, characters: bool) -> str | LoadIssue:
+    """The file's text, or the first reason not to parse it at all. ``characters``: look for
+    control characters now; a YAML file leaves them to libyaml (see :func:`_forbidden`)."""
     if len(raw) > MAX_FILE_BYTES:
         return load_issue(
             file,
@@ -243,20 +247,12 @@ def _refuse_bytes(file: str, raw: bytes) -> str | LoadIssue:
             "save the file as UTF-8 (most editors offer it under 'Save with encoding')",
         )
     text = text.removeprefix("\ufeff")
-    bad = FORBIDDEN_IN_FILE.search(text)
+    # Substring searches first (C speed): the line-anchored search only where a marker may be.
+    maybe = "<<<<<<<" in text or "=======" in text or ">>>>>>>" in text
+    conflict = _CONFLICT.search(text) if maybe else None
+    bad = _forbidden(file, text) if characters or conflict is not None else None
     if bad is not None:
-        char = bad.group(0)
-        name = {"\x00": "NUL"}.get(char, f"U+{ord(char):04X}")
-        return load_issue(
-            file,
-            "control-character",
-            _position(text, bad.start()),
-            f"the file holds the invisible control character {name} here, which YAML and "
-            "JSON do not allow",
-            "delete it (it usually comes from pasting out of a PDF or a word processor); "
-            "write a line break or a space instead if one was meant",
-        )
-    conflict = _CONFLICT.search(text)
+        return bad
     if conflict is not None:
         return load_issue(
             file,
@@ -268,6 +264,31 @@ def _refuse_bytes(file: str, raw: bytes) -> str | LoadIssue:
             "lines, and delete the three marker lines",
         )
     return text
+
+
+def _forbidden(file: str, text: str) -> LoadIssue | None:
+    """The first control character in the file's text, as an issue.
+
+    libyaml refuses exactly these characters (``yaml_parser_update_buffer``: anything but tab,
+    line feed, carriage return, printable ASCII, NEL and the printable ranges above it) as it
+    reads, so a YAML file that parses holds none. Its refusal names no character and can come
+    after a refusal of ours (a duplicate key above it); so a YAML file is searched only when
+    it did not load, and the first control character, if there is one, is what is reported.
+    A test holds libyaml to the same set, character by character."""
+    bad = FORBIDDEN_IN_FILE.search(text)
+    if bad is None:
+        return None
+    char = bad.group(0)
+    name = {"\x00": "NUL"}.get(char, f"U+{ord(char):04X}")
+    return load_issue(
+        file,
+        "control-character",
+        _position(text, bad.start()),
+        f"the file holds the invisible control character {name} here, which YAML and "
+        "JSON do not allow",
+        "delete it (it usually comes from pasting out of a PDF or a word processor); "
+        "write a line break or a space instead if one was meant",
+    )
 
 
 # --- JSON -----------------------------------------------------------------------------------
