@@ -6,7 +6,8 @@ import pytest
 
 from casebank.check.validate import validate_repository
 from casebank.cli import main
-from conftest import RepoMaker
+from casebank.format.loader import load_document
+from conftest import RepoMaker, edit, found, line_of
 
 FILLED = {
     '"TODO: short human title, e.g. Acute chest pain in a smoker"': '"Fever and flank pain"',
@@ -92,3 +93,25 @@ def test_new_refuses_an_invalid_id(
     assert main(["new", bad, "--root", str(root)]) == 2
     assert "not a valid case id" in capsys.readouterr().err
     assert list((root / "cases").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        '"TODO: short title"',
+        '"\\x54ODO: short title"',  # written as an escape: not in the file as typed
+        '"\\u0054ODO: short title"',
+    ],
+)
+def test_a_placeholder_is_found_however_it_is_written(title: str) -> None:
+    """The rule skips its walk when the file cannot hold the placeholder; an escape can."""
+    case = edit('title: "Acute chest pain in a smoker"', f"title: {title}")
+    assert ("CB418", "metadata.title", line_of(case, "title:")) in found(case)
+
+
+def test_a_document_may_hold_only_what_its_source_can_spell() -> None:
+    loaded = load_document("cases/x.yaml", b"a: plain text\nb: 'quoted'\n")
+    assert loaded.document is not None
+    assert not loaded.document.may_hold("TODO") and loaded.document.may_hold("quoted")
+    escaped = load_document("cases/x.yaml", b'a: "\\x54ODO"\n').document
+    assert escaped is not None and escaped.may_hold("TODO") and escaped.data["a"] == "TODO"

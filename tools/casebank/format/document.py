@@ -44,6 +44,16 @@ class Document:
     plain_non_text: dict[Path, str] = field(default_factory=dict, repr=False)
     # Plain scalars that YAML 1.1 read as text although they look like numbers (`1e3`).
     plain_number_like: dict[Path, str] = field(default_factory=dict, repr=False)
+    # The text the data was read from (None: data built some other way).
+    source: str | None = field(default=None, repr=False, compare=False)
+
+    def may_hold(self, fragment: str) -> bool:
+        """False when no text or key of the data can contain ``fragment``: the source does not,
+        and holds no backslash. Without an escape, YAML only removes characters from what is
+        written (quotes, indentation, a folded line's break becomes a space), so a fragment
+        with no space or line break in it is in the data only if it is in the source."""
+        source = self.source
+        return source is None or "\\" in source or fragment in source
 
     def locate(self, path: Path, *, at_key: bool = False) -> Mark:
         """Line and column for ``path``; a missing field points at its nearest parent key."""

@@ -10,9 +10,9 @@ field that holds test names is one schema annotation, not a change in each of th
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from casebank.format.document import Path
 from casebank.format.walk import ITEM, VALUE, Field, case_tree
@@ -20,14 +20,14 @@ from casebank.format.walk import ITEM, VALUE, Field, case_tree
 QUALIFIERS = ("site", "laterality", "specimen")
 
 
-@dataclass(frozen=True)
-class NamedTest:
-    """One place a case names a test: where, the name as written, and its qualifiers."""
+class NamedTest(NamedTuple):
+    """One place a case names a test: where, the name as written, and its qualifiers. A named
+    tuple, not a dataclass: a case names about fifty tests, and validation reads them all."""
 
     path: Path  # the name's own place (a list item, an order's `test`, or a results key)
     name: str
     holder: tuple[str, ...]  # the schema path of the list or mapping holding it
-    qualifiers: Mapping[str, str] = field(default_factory=dict)
+    qualifiers: Mapping[str, str] = MappingProxyType({})
     is_key: bool = False
 
 
@@ -36,22 +36,24 @@ def _test_fields() -> tuple[Field, ...]:
     return tuple(f for f in case_tree().walk() if f.meta.get("names") == "test")
 
 
-def _expand(value: Any, schema_path: tuple[str, ...], at: Path) -> Iterator[tuple[Path, Any]]:
-    """Every (document path, value) the schema path reaches in the data."""
-    if not schema_path:
-        yield at, value
-        return
-    step, rest = schema_path[0], schema_path[1:]
-    if step == ITEM:
-        if isinstance(value, list):
-            for i, item in enumerate(value):
-                yield from _expand(item, rest, (*at, i))
-    elif step == VALUE:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                yield from _expand(item, rest, (*at, key))
-    elif isinstance(value, dict) and step in value:
-        yield from _expand(value[step], rest, (*at, step))
+def _expand(value: Any, schema_path: tuple[str, ...], at: Path) -> list[tuple[Path, Any]]:
+    """Every (document path, value) the schema path reaches in the data, in document order."""
+    reached = [(at, value)]
+    for step in schema_path:
+        if not reached:
+            break
+        following: list[tuple[Path, Any]] = []
+        for here, item in reached:
+            if step == ITEM:
+                if isinstance(item, list):
+                    following += [((*here, i), child) for i, child in enumerate(item)]
+            elif step == VALUE:
+                if isinstance(item, dict):
+                    following += [((*here, key), child) for key, child in item.items()]
+            elif isinstance(item, dict) and step in item:
+                following.append(((*here, step), item[step]))
+        reached = following
+    return reached
 
 
 def _items(value: Any, at: Path, schema_path: tuple[str, ...]) -> Iterator[NamedTest]:
@@ -89,7 +91,7 @@ def named_tests(data: Mapping[str, Any]) -> list[NamedTest]:
     found: list[NamedTest] = []
     for node in _test_fields():
         for at, value in _expand(data, node.path, ()):
-            found.extend(_items(value, at, node.path))
+            found += _items(value, at, node.path)
     return found
 
 

@@ -60,10 +60,15 @@ def one_line_breaks(doc: Document) -> Iterator[Finding]:
             value = value.get(step) if isinstance(value, dict) else None
         places += [(path, text, False) for path, text in texts_at(value, field)]
     places += [(t.path, t.name, t.is_key) for t in named_tests(data)]
-    # Every key the loader read is in key_positions: one search over them all finds whether
-    # any holds a break, before walking the data for each key's path.
-    if LINE_BREAK.search("".join(str(path[-1]) for path in doc.key_positions)):
+    # Every key the loader read is in key_positions (a key is always text): one search over
+    # them all finds whether any holds a break, before walking the data for each key's path.
+    keys: list[Any] = [path[-1] for path in doc.key_positions]
+    if LINE_BREAK.search("".join(keys)):
         places += [(path, str(path[-1]), True) for path in _keys(data, ())]
+    # One search over every text finds whether any holds a break at all (nearly no case does);
+    # only then is each read on its own, where a value's breaks at either end do not count.
+    elif not LINE_BREAK.search(" ".join([text for _, text, _ in places])):
+        return
     for path, text, is_key in places:
         char = _broken(text, is_key)
         if not char or (path, is_key) in seen:
