@@ -52,11 +52,27 @@ _TYPES: dict[str, Check] = {
 }
 
 
+# For each type, the classes it admits and those it then excludes (Cerberus: a boolean is not a
+# number; text is not a list): one isinstance for a field of types that exclude nothing.
+_CLASSES: dict[str, tuple[tuple[type, ...], tuple[type, ...]]] = {
+    "string": ((str,), ()),
+    "number": ((int, float), (bool,)),
+    "integer": ((int,), ()),
+    "float": ((float,), ()),
+    "boolean": ((bool,), ()),
+    "dict": ((dict, Mapping), ()),
+    "list": ((list, Sequence), (str,)),
+}
+
+
 def _type_check(names: tuple[str, ...]) -> Check:
-    checks = [_TYPES[n] for n in names]
-    if len(checks) == 1:
-        return checks[0]
-    return lambda v: any(c(v) for c in checks)
+    if any(_CLASSES[n][1] for n in names):
+        checks = [_TYPES[n] for n in names]
+        if len(checks) == 1:
+            return checks[0]
+        return lambda v: any(c(v) for c in checks)
+    classes = tuple(c for n in names for c in _CLASSES[n][0])
+    return lambda v: isinstance(v, classes)
 
 
 def compile_field(node: Field) -> Check:
@@ -75,16 +91,36 @@ def compile_field(node: Field) -> Check:
         compiled = re.compile(pattern if pattern.endswith("$") else pattern + "$")
         steps.append(lambda v: not isinstance(v, str) or compiled.match(v) is not None)
     steps += _bounds(rules)
+    if (
+        node.types == ("dict",)
+        and not steps
+        and node.fields is not None
+        and not (node.items or node.keys or node.values or node.choices)
+    ):
+        return compile_mapping(node)  # a mapping of named fields: its check tests the type
     steps += _nested(node)
-    type_ok = _type_check(node.types) if node.types else (lambda v: True)
+    return _fused(node.types, steps, rules)
+
+
+def _fused(types: tuple[str, ...], steps: list[Check], rules: Mapping[str, Any]) -> Check:
+    """The type check and the steps as one function, with the common shapes of a case's
+    fields written out (a text that must not be empty is 105 of the 265): a call per
+    value, not one per rule. No type admits null, so with a type there is no null test."""
+    if not types:
+        if not steps:
+            return lambda value: value is not None
+        return lambda value: value is not None and all(step(value) for step in steps)
+    type_ok = _type_check(types)
     if not steps:
-        return lambda value: value is not None and type_ok(value)
+        return type_ok
+    if types == ("string",) and len(steps) == 1 and rules.get("empty") is False:
+        return lambda value: isinstance(value, str) and value != ""
     if len(steps) == 1:
         [step] = steps
-        return lambda value: value is not None and type_ok(value) and step(value)
+        return lambda value: type_ok(value) and step(value)
 
     def check(value: Any) -> bool:
-        if value is None or not type_ok(value):
+        if not type_ok(value):
             return False
         for step in steps:  # noqa: SIM110 (a loop: all() over a generator costs a frame per field)
             if not step(value):
@@ -125,18 +161,39 @@ def _nested(node: Field) -> list[Check]:
         mapping_ok = compile_mapping(node)
         steps.append(lambda v: not _is_mapping(v) or mapping_ok(v))
     if node.items is not None:
-        item_ok = compile_field(node.items)
-        steps.append(lambda v: not isinstance(v, list) or all(item_ok(i) for i in v))
+        steps.append(_each(compile_field(node.items), lambda v: v if isinstance(v, list) else ()))
     if node.keys is not None:
-        key_ok = compile_field(node.keys)
-        steps.append(lambda v: not _is_mapping(v) or all(key_ok(k) for k in v))
+        steps.append(_each(compile_field(node.keys), lambda v: v if _is_mapping(v) else ()))
     if node.values is not None:
-        value_ok = compile_field(node.values)
-        steps.append(lambda v: not _is_mapping(v) or all(value_ok(i) for i in v.values()))
+        steps.append(
+            _each(compile_field(node.values), lambda v: v.values() if _is_mapping(v) else ())
+        )
     if node.choices:
-        options = [compile_field(choice) for choice in node.choices]
-        steps.append(lambda v: any(option(v) for option in options))
+        steps.append(_any_of([compile_field(choice) for choice in node.choices]))
     return steps
+
+
+def _any_of(options: list[Check]) -> Check:
+    def check(value: Any) -> bool:
+        for option in options:  # noqa: SIM110 (a loop, not any() over a generator)
+            if option(value):
+                return True
+        return False
+
+    return check
+
+
+def _each(item_ok: Check, members: Callable[[Any], Any]) -> Check:
+    """True when every member of a value passes (``members``: a list's items, a mapping's keys
+    or values; none for a value of another kind)."""
+
+    def check(value: Any) -> bool:
+        for item in members(value):  # noqa: SIM110 (a loop, not all() over a generator)
+            if not item_ok(item):
+                return False
+        return True
+
+    return check
 
 
 def compile_mapping(node: Field) -> Check:
