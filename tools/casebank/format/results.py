@@ -158,8 +158,11 @@ ABNORMAL_WORDS = frozenset(
 )
 
 
+_NOT_WORD = re.compile(r"[^\w\s-]")
+
+
 def _plain(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s-]", " ", text.casefold()).split())
+    return " ".join(_NOT_WORD.sub(" ", text.casefold()).split())
 
 
 def judgement(entry: Mapping[str, Any]) -> str:
@@ -185,10 +188,12 @@ def judgement(entry: Mapping[str, Any]) -> str:
         low, high = bounds
         outside = (low is not None and value < low) or (high is not None and value > high)
         return "abnormal" if outside else "normal"
-    if isinstance(value, str) and _plain(value) in NORMAL_WORDS:
-        return "normal"
-    if isinstance(value, str) and _plain(value) in ABNORMAL_WORDS:
-        return "abnormal"
+    if isinstance(value, str):
+        plain = _plain(value)
+        if plain in NORMAL_WORDS:
+            return "normal"
+        if plain in ABNORMAL_WORDS:
+            return "abnormal"
     return "unknown"
 
 

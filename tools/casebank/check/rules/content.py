@@ -100,8 +100,13 @@ def check_diagnosis_leak(ctx: CaseContext) -> Iterator[Finding]:
         return
     # The longest term first, so that a text naming "acute pancreatitis" reports that term.
     wanted = [(t.split(), shown) for t, shown in sorted(terms.items(), key=lambda i: -len(i[0]))]
-    for path, text in texts(ctx.data, "patient"):
-        folded = fold(text)
+    script = [(path, fold(text)) for path, text in texts(ctx.data, "patient")]
+    # One search per term over the whole script first: nearly no case names its diagnosis.
+    # NUL (never in a value) ends each text, so a phrase cannot run from one into the next.
+    whole = "\0".join([folded for _, folded in script])
+    if all(find_phrase(whole, words) is None for words, _ in wanted):
+        return
+    for path, folded in script:
         # The leftmost mention; at one place, the longest term (as a regex alternation would).
         hits = [
             (at, i) for i, (w, _) in enumerate(wanted) if (at := find_phrase(folded, w)) is not None

@@ -65,7 +65,10 @@ def check_served_contradiction(ctx: CaseContext) -> Iterator[Finding]:
     results = ctx.get("investigations", "results")
     for key, entry in results.items() if isinstance(results, dict) else ():
         test = ctx.resolve(key)
-        if test is None or not isinstance(entry, dict) or judgement(entry) == "normal":
+        if test is None or not isinstance(entry, dict):
+            continue
+        judged = judgement(entry)
+        if judged == "normal":
             continue
         if entry.get("status", "final") != "final":
             continue  # a test not done, pending or unavailable states no result to contradict
@@ -77,7 +80,7 @@ def check_served_contradiction(ctx: CaseContext) -> Iterator[Finding]:
         if normal:
             shown = ", ".join(f"`{n}`" for n in normal[:_SHOWN])
             more = f" and {len(normal) - _SHOWN} more" if len(normal) > _SHOWN else ""
-            what = "abnormal" if judgement(entry) == "abnormal" else "not marked normal"
+            what = "abnormal" if judged == "abnormal" else "not marked normal"
             yield Finding(
                 ("investigations", "results", key),
                 f"`{key}` is {what}, but {shown}{more} would be served the catalog's normal "

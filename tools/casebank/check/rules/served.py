@@ -590,15 +590,20 @@ def names_answer(text: str, answers: list[str]) -> str | None:
 
 def served_notes(ctx: CaseContext) -> list[tuple[Path, str]]:
     """Every served note: on results, their members and series points, and on examination
-    findings, in the case's order."""
-    found: list[tuple[Path, str]] = []
-    results = ctx.get("investigations", "results")
-    for key, entry in results.items() if isinstance(results, dict) else ():
-        _notes(entry, ("investigations", "results", key), found)
-    exam = ctx.get("physical_exam")
-    if isinstance(exam, dict):
-        _notes(exam, ("physical_exam",), found)
-    return found
+    findings, in the case's order (found once per case: two rules read them)."""
+
+    def compute() -> list[tuple[Path, str]]:
+        found: list[tuple[Path, str]] = []
+        results = ctx.get("investigations", "results")
+        for key, entry in results.items() if isinstance(results, dict) else ():
+            _notes(entry, ("investigations", "results", key), found)
+        exam = ctx.get("physical_exam")
+        if isinstance(exam, dict):
+            _notes(exam, ("physical_exam",), found)
+        return found
+
+    notes: list[tuple[Path, str]] = ctx.memo("served_notes", compute)
+    return notes
 
 
 def _notes(value: Any, at: Path, found: list[tuple[Path, str]]) -> None:
