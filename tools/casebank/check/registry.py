@@ -20,6 +20,7 @@ from casebank.format.document import Document, Path, format_path
 if TYPE_CHECKING:  # the loader (PyYAML) is imported only where a file is loaded
     from casebank.format.attachments import Verdict
     from casebank.format.catalog import Catalog, CatalogTest
+    from casebank.format.orders import NamedTest
 
 Target = Literal["load", "schema", "case", "catalog", "repository"]
 TARGETS: tuple[Target, ...] = ("load", "schema", "case", "repository", "catalog")
@@ -183,6 +184,13 @@ class CaseContext:
 
     def resolve(self, name: str) -> CatalogTest | None:
         return self.catalog.resolve(name) if self.catalog is not None else None
+
+    def named_tests(self) -> list[NamedTest]:
+        """Every place the case names a test (casebank.format.orders), found once per case."""
+        from casebank.format.orders import named_tests
+
+        found: list[NamedTest] = self.memo("named_tests", lambda: named_tests(self.data))
+        return found
 
 
 @dataclass(frozen=True)

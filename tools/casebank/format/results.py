@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from casebank.format.document import Path
 
@@ -20,9 +19,9 @@ RESULTS: Path = ("investigations", "results")
 ABNORMAL_FLAGS = ["low", "high", "critical_low", "critical_high", "abnormal"]
 
 
-@dataclass(frozen=True)
-class ResultEntry:
-    """One result as written: a listed test, a panel member, or a point of a series."""
+class ResultEntry(NamedTuple):
+    """One result as written: a listed test, a panel member, or a point of a series. A named
+    tuple, not a dataclass: a full-size case holds about fifty, and every run reads them."""
 
     path: Path
     name: str  # the test's name as written (a results key, or a component key)

@@ -138,6 +138,8 @@ _MEASURES: tuple[tuple[str, re.Pattern[str], str], ...] = tuple(
 # A clause of examination text: up to a semicolon, or a full stop that ends a sentence (not
 # the point of a decimal: "37.6 °C").
 _CLAUSE = re.compile(r"(?:[^.;]|(?<=\d)\.(?=\d))+")
+_DIGIT = re.compile(r"\d")
+_PRESSURE = re.compile(r"\b(?:BP|blood pressure)\s*(\d{2,3}\s*/\s*\d{2,3})", re.IGNORECASE)
 _LEFT = re.compile(r"\b(?:left|lt)\b", re.IGNORECASE)
 _RIGHT = re.compile(r"\b(?:right|rt)\b", re.IGNORECASE)
 _BOTH = re.compile(r"\b(?:both|bilateral(?:ly)?|each|equal(?:ly)?|symmetric(?:al|ally)?)\b", re.I)
@@ -240,6 +242,8 @@ class Facts:
                 )  # fmt: skip
         for origin, clauses in self.clauses:
             for clause in clauses:
+                if not _DIGIT.search(clause):
+                    continue  # every measure, and a pressure by posture, is read from digits
                 for name, pattern, unit in _MEASURES:
                     if name in self.findings:
                         continue  # the first reading of a measure is the one kept
@@ -255,7 +259,7 @@ class Facts:
         """Blood pressures a clause of text gives by posture ("BP 112/70 mmHg lying; on
         sitting up ... BP 100/64 mmHg")."""
         posture = _POSTURE.search(clause)
-        pressure = re.search(r"\b(?:BP|blood pressure)\s*(\d{2,3}\s*/\s*\d{2,3})", clause, re.I)
+        pressure = _PRESSURE.search(clause)
         if posture and pressure:
             reading = Reading(
                 pressure.group(1).replace(" ", ""), "mmHg", origin, None, clause.strip()

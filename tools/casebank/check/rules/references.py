@@ -10,7 +10,7 @@ from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.catalog import CatalogTest, fold
 from casebank.format.document import format_path
 from casebank.format.names import suggest_sided
-from casebank.format.orders import NamedTest, named_tests, order_groups, orders
+from casebank.format.orders import NamedTest, order_groups, orders
 
 EXPECTED = ("investigations", "expected")
 EXPECTED_LISTS = ("must_order", "optional", "should_not_order")
@@ -70,7 +70,7 @@ def check_unknown_tests(ctx: CaseContext) -> Iterator[Finding]:
           expected:
             must_order: ["Troponin"]      # or an alias such as "hs-troponin"
     """
-    for named in named_tests(ctx.data):
+    for named in ctx.named_tests():
         if ctx.resolve(named.name) is None:
             yield Finding(
                 named.path,

@@ -4,8 +4,7 @@ accepts, and says what it is rather than holding a placeholder."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from casebank.check.problem import Severity
 from casebank.check.registry import CaseContext, Finding, rule
@@ -18,36 +17,25 @@ from casebank.format.schema import RESULT_TYPES
 __all__ = ["parse_reference_range"]
 
 
-@dataclass(frozen=True)
-class Resolved:
-    """A result as written, and the catalog test it is of (inside its panel, if a member)."""
+class Resolved(NamedTuple):
+    """A result as written, and the catalog test it is of (inside its panel, if a member),
+    with what the rules ask of every result read once (eight rules read them all)."""
 
     r: ResultEntry
     test: CatalogTest | None
+    path: Path
+    name: str
+    entry: Any
+    kind: str
+    final: bool
+    has_series: bool
 
-    @property
-    def path(self) -> Path:
-        return self.r.path
-
-    @property
-    def name(self) -> str:
-        return self.r.name
-
-    @property
-    def entry(self) -> Any:
-        return self.r.entry
-
-    @property
-    def kind(self) -> str:
-        return self.r.kind
-
-    @property
-    def final(self) -> bool:
-        return self.r.status == "final"
-
-    @property
-    def has_series(self) -> bool:
-        return isinstance(self.r.entry.get("series"), list)
+    @classmethod
+    def of(cls, r: ResultEntry, test: CatalogTest | None) -> Resolved:
+        entry = r.entry
+        final = r.status == "final"
+        series = isinstance(entry.get("series"), list)
+        return cls(r, test, r.path, r.name, entry, r.kind, final, series)
 
 
 def result_entries(ctx: CaseContext) -> list[Resolved]:
@@ -62,7 +50,7 @@ def result_entries(ctx: CaseContext) -> list[Resolved]:
                 if ctx.catalog is not None and r.panel is not None
                 else ctx.resolve(r.name)
             )
-            found.append(Resolved(r, test))
+            found.append(Resolved.of(r, test))
         return found
 
     entries: list[Resolved] = ctx.memo("result_entries", compute)

@@ -14,7 +14,7 @@ from typing import Any
 from casebank.check.problem import Severity
 from casebank.check.registry import CaseContext, Finding, rule
 from casebank.format.document import Document, Path, format_path, texts_at
-from casebank.format.orders import named_tests
+from casebank.format.orders import NamedTest
 from casebank.format.text import LINE_BREAK, character_name
 
 # Fields whose every text is one line (everything below them, for a mapping or a list).
@@ -50,7 +50,8 @@ def _broken(text: str, is_key: bool) -> str:
     return found.group(0) if found else ""
 
 
-def one_line_breaks(doc: Document) -> Iterator[Finding]:
+def one_line_breaks(doc: Document, named: list[NamedTest]) -> Iterator[Finding]:
+    """Each one-line text or key that holds a line break (``named``: the case's named tests)."""
     data = doc.data
     seen: set[tuple[Path, bool]] = set()
     places: list[tuple[Path, str, bool]] = []
@@ -59,7 +60,7 @@ def one_line_breaks(doc: Document) -> Iterator[Finding]:
         for step in field:
             value = value.get(step) if isinstance(value, dict) else None
         places += [(path, text, False) for path, text in texts_at(value, field)]
-    places += [(t.path, t.name, t.is_key) for t in named_tests(data)]
+    places += [(t.path, t.name, t.is_key) for t in named]
     # Every key the loader read is in key_positions (a key is always text): one search over
     # them all finds whether any holds a break, before walking the data for each key's path.
     keys: list[Any] = [path[-1] for path in doc.key_positions]
@@ -111,4 +112,4 @@ def check_one_line_fields(ctx: CaseContext) -> Iterator[Finding]:
         metadata:
           title: "Chest pain"
     """
-    yield from one_line_breaks(ctx.doc)
+    yield from one_line_breaks(ctx.doc, ctx.named_tests())
