@@ -341,7 +341,9 @@ class Facts:
         pattern = mentions(tuple(names))
         if pattern is None:
             return None
-        for origin, clauses in self.clauses:
+        for (origin, clauses), (_, text) in zip(self.clauses, self.texts, strict=True):
+            if not pattern.search(text):
+                continue  # a clause is a piece of its text, cut at a stop: none names the test
             for clause in clauses:
                 if pattern.search(clause) and on_side(clause, side):
                     return Reading(clause.strip(), None, origin)
