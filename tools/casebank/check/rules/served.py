@@ -26,19 +26,27 @@ def _facts(ctx: CaseContext) -> Any:
     return oracle(ctx).facts
 
 
-def _listed(ctx: CaseContext) -> Iterator[tuple[str, CatalogTest, dict[str, Any]]]:
-    """Each final listed result with the test it is (the first point of a series)."""
-    results = ctx.get("investigations", "results")
-    for key, entry in results.items() if isinstance(results, dict) else ():
-        test = ctx.resolve(key)
-        if test is None or not isinstance(entry, dict):
-            continue
-        if entry.get("status", "final") != "final":
-            continue
-        series = entry.get("series")
-        if isinstance(series, list) and series and isinstance(series[0], dict):
-            entry = series[0]
-        yield key, test, entry
+def _listed(ctx: CaseContext) -> list[tuple[str, CatalogTest, dict[str, Any]]]:
+    """Each final listed result with the test it is (the first point of a series), found
+    once per case: four rules read them."""
+
+    def compute() -> list[tuple[str, CatalogTest, dict[str, Any]]]:
+        found = []
+        results = ctx.get("investigations", "results")
+        for key, entry in results.items() if isinstance(results, dict) else ():
+            test = ctx.resolve(key)
+            if test is None or not isinstance(entry, dict):
+                continue
+            if entry.get("status", "final") != "final":
+                continue
+            series = entry.get("series")
+            if isinstance(series, list) and series and isinstance(series[0], dict):
+                entry = series[0]
+            found.append((key, test, entry))
+        return found
+
+    listed: list[tuple[str, CatalogTest, dict[str, Any]]] = ctx.memo("served_listed", compute)
+    return listed
 
 
 def _number(value: Any) -> float | None:
