@@ -159,6 +159,30 @@ def test_a_test_needs_a_burden_and_a_dose_or_unknown() -> None:
 
 
 @pytest.mark.parametrize("which", ["shipped", "test"])
+def test_a_catalog_built_from_its_canonical_content_is_the_one_built_from_its_file(
+    which: str,
+) -> None:
+    """A release is scored with the catalog remembered as built from the file's data (as
+    validation and `results` build it), and from a bundle with the one built from its
+    canonical content: the two are the same catalog (every number is read as a float)."""
+    from pathlib import Path
+
+    from casebank.format.canonical import canonical_data
+
+    text = (
+        (Path(__file__).parent.parent / "catalog.yaml").read_text(encoding="utf-8")
+        if which == "shipped"
+        else TEST_CATALOG.replace("amount: 32.67", "amount: 32.0")  # canonical: 32
+    )
+    assert which == "shipped" or "amount: 32.0" in text
+    loaded = load_document("catalog.yaml", text.encode())
+    assert loaded.document is not None
+    assert build_catalog(canonical_data(loaded.document.data)) == build_catalog(
+        loaded.document.data
+    )
+
+
+@pytest.mark.parametrize("which", ["shipped", "test"])
 def test_a_stored_catalog_reads_back_as_the_same_catalog(which: str) -> None:
     """What a one-case command reads back from its memory is the catalog it would build: every
     test, field by field (tuples as tuples, a cost as a Cost), the vocabularies and the

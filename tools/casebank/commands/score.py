@@ -17,7 +17,7 @@ from typing import Any
 
 from casebank import __version__
 from casebank.errors import CasebankError
-from casebank.format.catalog import Catalog, build_catalog
+from casebank.format.catalog import Catalog
 from casebank.release.released import LoadedRelease
 from casebank.serve import score
 
@@ -66,7 +66,7 @@ def keys_of(loaded: LoadedRelease, catalog: Catalog) -> dict[tuple[str, int], sc
 
 
 def run(args: argparse.Namespace) -> int:
-    from casebank.commands.serving import release_from
+    from casebank.commands.serving import release_catalog, release_from
 
     sub_raw = _read(args.submissions)
     judge_raw = _read(args.judgements) if args.judgements else b""
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     )
     loaded = release_from(args)
     release = loaded.manifest.version
-    catalog = build_catalog(loaded.catalog_data)
+    catalog = release_catalog(args, loaded)
     keys = keys_of(loaded, catalog)
     versions: dict[str, list[int]] = {}
     for case_id, version in keys:

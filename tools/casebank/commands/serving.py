@@ -83,6 +83,19 @@ def release_from(args: argparse.Namespace) -> LoadedRelease:
         return load_release(root, args.release, canonical=True, memory=RememberedCases(root))
 
 
+def release_catalog(args: argparse.Namespace, loaded: LoadedRelease) -> Catalog:
+    """The catalog of the release `release_from` read: from git, remembered as built (the
+    catalog built from a file's data is the one built from its canonical content: every
+    number is read as a float, and a test holds the two equal); from a bundle, built."""
+    if args.bundle is None:
+        from casebank.workspace import find_root
+
+        catalog = RememberedCatalog(find_root(args.root)).catalog(loaded.catalog_raw)
+        if catalog is not None:
+            return catalog
+    return build_catalog(loaded.catalog_data)
+
+
 def served_from(args: argparse.Namespace) -> Served:
     """The case `args` names, from the bundle, the release, or the working tree."""
     if args.bundle is not None:
