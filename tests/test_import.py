@@ -15,6 +15,8 @@ from typing import IO, Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from casebank.format.scaffold import case_skeleton
 from casebank.format.schema import CASE_SCHEMA
@@ -22,7 +24,7 @@ from casebank.importers.base import Conversion, Job, Record, Refused
 from casebank.importers.draft import finish, id_stem, start
 from casebank.importers.registry import IMPORTERS
 from casebank.importers.render import render_case
-from conftest import TEST_CATALOG, RepoMaker, check_text, edit, found, line_of
+from conftest import TEST_CATALOG, RepoMaker, check_text, edit, examples, found, line_of
 from conftest import run_cli as run
 from gitrepo import GitRepo
 
@@ -927,3 +929,42 @@ def test_an_id_a_case_or_a_release_holds_is_passed_over(
         "asthma_002 (release 1.0.0)",
         "asthma_003 (cases/asthma_003.yaml)",
     ]
+
+
+# What other formats write for "nothing", each form of the stand-in pattern at least once.
+STAND_INS = [
+    "N/A", "n a", "NA", "unk", "Unknown", "not known", "Unspecified", "TBD", "tbc", "TBA",
+    "To be determined", "to be confirmed", "---", "??", "None reported", "none given",
+    "Information not provided", "Data are not available", "Details not recorded",
+    "Findings not documented in the source", "results is not stated", "values not done",
+    "is not specified", "are not examined", "Not performed", "No information",
+    "no additional details provided", "Not applicable", "Not applicable for age",
+]  # fmt: skip
+
+
+def test_each_stand_in_form_starts_as_the_quick_check_expects() -> None:
+    """is_stand_in skips the full reading when the folded text's first kept character
+    starts no stand-in (STAND_IN_FIRST): each form of the pattern starts with one of them."""
+    from casebank.format.scaffold import STAND_IN_FIRST, is_stand_in, stands_in
+
+    for text in STAND_INS:
+        dressings = [f"  - {text}.", f"**{text}**", f"— {text.upper()} —"]
+        for dressed in [text, *(dressings if text[0].isalpha() else [])]:
+            assert stands_in(dressed.casefold()), dressed
+            assert is_stand_in(dressed), dressed
+    assert {t.casefold()[0] for t in STAND_INS if t.strip("-")} <= STAND_IN_FIRST
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.builds(
+        lambda before, text, after: before + text + after,
+        st.text(alphabet=" -*—.!(\"'/?\u0345İK\t", max_size=4),
+        st.one_of(st.sampled_from(STAND_INS), st.text(max_size=12)),
+        st.text(max_size=6),
+    )
+)
+def test_the_quick_stand_in_check_agrees_with_the_full_reading(text: str) -> None:
+    from casebank.format.scaffold import is_stand_in, stands_in
+
+    assert is_stand_in(text) == stands_in(text.casefold())

@@ -116,11 +116,27 @@ def _choice_text(node: Field) -> str:
     return f"{PLACEHOLDER}: {comment[:1].lower()}{comment[1:]}"
 
 
+# The characters a stand-in's folded text can begin with, past its dashes: the first of each
+# word that starts one of _STAND_IN's forms, and "?". A test holds the two together.
+STAND_IN_FIRST = frozenset("nutidfrva?")
+_NOT_KEPT = re.compile(r"[^\w\s/?'-]")
+_FIRST_KEPT = re.compile(r"[\w/?']")  # what folding keeps, but white space and dashes
+
+
 def is_stand_in(text: str) -> bool:
     """True for text that only stands in for content: "Not provided", "N/A", "Unknown",
     "None reported", "Information not specified", "Not applicable for age"."""
-    folded = " ".join(re.sub(r"[^\w\s/?'-]", " ", text.casefold()).split())
-    return bool(folded) and bool(_STAND_IN.match(folded.strip("- ") or folded))
+    folded = text.casefold()
+    first = _FIRST_KEPT.search(folded)
+    if first is not None and first.group(0) not in STAND_IN_FIRST:
+        return False  # one search, for the many texts whose first word starts no stand-in
+    return stands_in(folded)
+
+
+def stands_in(folded: str) -> bool:
+    """:func:`is_stand_in` on text already case folded, read in full."""
+    words = " ".join(_NOT_KEPT.sub(" ", folded).split())
+    return bool(words) and bool(_STAND_IN.match(words.strip("- ") or words))
 
 
 def _wanted(node: Field) -> bool:
