@@ -2,9 +2,10 @@
 made safe to print on a terminal. The one home of these character sets; the loader, the rules,
 the importers and the command-line boundary all use them from here.
 
-- In a file's text, before parsing: C0 controls other than tab, line feed and carriage return,
-  DEL, C1 controls other than NEL (a YAML line break), lone surrogates and the non-characters
-  YAML forbids (``FORBIDDEN_IN_FILE``).
+- In a file's text: C0 controls other than tab, line feed and carriage return, DEL, C1
+  controls other than NEL (a YAML line break), lone surrogates and the non-characters YAML
+  forbids (``FORBIDDEN_IN_FILE``). A JSON file is searched before parsing; libyaml refuses the
+  same characters as it reads a YAML file, which is searched when it does not load.
 - In a value, after YAML or JSON unescaping (``"\\e"``, ``"\\0"``, ``"\\u009b"``): the same, and
   the carriage return, which no YAML line break leaves in a value (``FORBIDDEN_IN_TEXT``).
 - In a one-line field (a title, an id, a test name): no line break of any kind (``LINE_BREAK``).
