@@ -133,10 +133,13 @@ def test_a_nul_byte_is_reported_where_it_is() -> None:
 FORBIDDEN = [
     chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF and FORBIDDEN_IN_FILE.match(chr(c))
 ]
-# Where it may stand: a value, a comment, a key, a block, and below a refusal of the loader's
-# own (a duplicate key, an anchor) that comes first in the file. {} is the character.
+# Where it may stand: a value (plain, quoted, in a flow list), a comment, a key, a block, and
+# below a refusal of the loader's own (a duplicate key, an anchor) that comes first in the
+# file. {} is the character.
 PLACES = [
     "a: x{}y\n",
+    'a: "quoted x{}y"\n',
+    "a: [x, y{}]\n",
     "# a note{}\na: 1\n",
     '"k{}": 1\n',
     "a: |\n  line one\n  x{}\n",
