@@ -17,6 +17,7 @@ from casebank.check.cache import CACHE_FILE
 from casebank.cli import main
 from casebank.format.layout import CACHE_DIR
 from conftest import VALID_CASE, RepoMaker, edit
+from gitrepo import GitRepo
 
 WITH_ERROR = edit("  age: 54", "  age: fifty").replace("case_id: valid_case", "case_id: broken")
 WITH_WARNING = edit("tags: [chest_pain, cardiology]", "tags: [chestpain]").replace(
@@ -366,6 +367,23 @@ def test_a_warm_results_imports_neither_the_loader_nor_pyyaml(make_repo: RepoMak
     argv = ["results", "valid_case", "Troponin", "ECG", "--root", str(root)]
     assert main(argv) == 0
     assert _heavy_imports(root, argv) == []
+
+
+def test_a_second_score_of_a_release_imports_neither_the_loader_nor_pyyaml(
+    released: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The release's cases and its catalog are remembered by the first score, so the second
+    reads no YAML at all: the loader and PyYAML stay unimported."""
+    subs = released.root / "subs.jsonl"
+    row = {"case_id": "alpha", "version": 1, "diagnosis": "Inferior STEMI", "tests": ["ECG"]}
+    row["plan"] = ["Aspirin 300 mg chewed", "Primary PCI"]
+    subs.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    argv = ["score", str(subs), "--release", "1.0.0", "--root", str(released.root)]
+    argv += ["--format", "json"]
+    assert main(argv) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert [c["case_id"] for c in first["cases"]] == ["alpha"]
+    assert _heavy_imports(released.root, argv) == []
 
 
 def test_the_site_reads_the_catalog_validation_remembered(

@@ -749,7 +749,7 @@ def test_a_remembered_catalog_is_used_only_when_it_hashes_to_the_manifest(
         return real_load_document(file, raw)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("casebank.release.released.load_document", counting)
+        patch.setattr("casebank.format.loader.load_document", counting)
         code, again, _ = run_score(capsys, released, tmp_path, rows)
         assert (code, again, parsed) == (0, first, [])  # nothing parsed: all remembered
         catalog = json.loads(text)

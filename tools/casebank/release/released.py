@@ -37,7 +37,6 @@ from casebank.format.canonical import (
     sha256_hex,
 )
 from casebank.format.layout import CASES_DIR, POLICY_FILE, case_part
-from casebank.format.loader import load_document
 from casebank.format.policy import Policy, load_policy
 from casebank.parallel import POOL_FROM, map_chunks
 from casebank.release import git
@@ -244,6 +243,8 @@ def open_release(
         catalog_data = json.loads(canonical)
     else:
         canonical = None
+        from casebank.format.loader import load_document
+
         catalog = load_document("catalog.yaml", catalog_raw).document
         if catalog is None:
             raise CasebankError(f"release {version}: its catalog does not load", _VERIFY)
@@ -312,6 +313,8 @@ def _parse_chunk(
 ) -> list[tuple[dict[str, Any] | None, CaseDigest, Any, bytes | None]]:
     """Each case parsed and digested; with ``canonical``, its canonical JSON too (made once:
     the content hash is the hash of that text)."""
+    from casebank.format.loader import load_document
+
     done = []
     for file, raw in jobs:
         loaded = load_document(file, raw)
