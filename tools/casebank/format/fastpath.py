@@ -27,10 +27,6 @@ from casebank.format.walk import Field
 Check = Callable[[Any], bool]
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
 # The loader's containers are dicts and lists: tested first, the ABC checks (slow) only for
 # anything else, so the answers are the same for every value.
 def _is_mapping(v: Any) -> bool:
@@ -41,19 +37,8 @@ def _is_sized(v: Any) -> bool:
     return isinstance(v, (str, list, dict, Sized))
 
 
-_TYPES: dict[str, Check] = {
-    "string": lambda v: isinstance(v, str),
-    "number": _is_number,
-    "integer": lambda v: isinstance(v, int),  # Cerberus: booleans are integers, not numbers
-    "float": lambda v: isinstance(v, float),
-    "boolean": lambda v: isinstance(v, bool),
-    "dict": _is_mapping,
-    "list": lambda v: isinstance(v, (list, Sequence)) and not isinstance(v, str),
-}
-
-
-# For each type, the classes it admits and those it then excludes (Cerberus: a boolean is not a
-# number; text is not a list): one isinstance for a field of types that exclude nothing.
+# For each type, the classes it admits and those it then excludes (Cerberus: a boolean is an
+# integer but not a number; text is not a list): one isinstance for types that exclude nothing.
 _CLASSES: dict[str, tuple[tuple[type, ...], tuple[type, ...]]] = {
     "string": ((str,), ()),
     "number": ((int, float), (bool,)),
@@ -65,11 +50,18 @@ _CLASSES: dict[str, tuple[tuple[type, ...], tuple[type, ...]]] = {
 }
 
 
+def _one_type(name: str) -> Check:
+    admitted, excluded = _CLASSES[name]
+    if excluded:
+        return lambda v: isinstance(v, admitted) and not isinstance(v, excluded)
+    return lambda v: isinstance(v, admitted)
+
+
 def _type_check(names: tuple[str, ...]) -> Check:
+    if len(names) == 1:
+        return _one_type(names[0])
     if any(_CLASSES[n][1] for n in names):
-        checks = [_TYPES[n] for n in names]
-        if len(checks) == 1:
-            return checks[0]
+        checks = [_one_type(n) for n in names]
         return lambda v: any(c(v) for c in checks)
     classes = tuple(c for n in names for c in _CLASSES[n][0])
     return lambda v: isinstance(v, classes)
