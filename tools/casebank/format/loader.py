@@ -170,11 +170,9 @@ def load_document(file: str, raw: bytes) -> LoadResult:
     try:
         data = builder.build(text)
     except _Refused as refused:
-        bad = None if is_json else _forbidden(file, text)
-        return LoadResult(None, [bad] if bad else [*builder.refusals, refused.issue])
+        return _not_loaded(file, text, is_json, [*builder.refusals, refused.issue])
     if builder.refusals:
-        bad = None if is_json else _forbidden(file, text)
-        return LoadResult(None, [bad] if bad else builder.refusals)
+        return _not_loaded(file, text, is_json, builder.refusals)
     if data is _NO_DOCUMENT or data is None:
         return LoadResult(
             None,
@@ -211,6 +209,13 @@ def load_document(file: str, raw: bytes) -> LoadResult:
         text,
     )
     return LoadResult(doc, builder.notes)
+
+
+def _not_loaded(file: str, text: str, is_json: bool, refusals: list[LoadIssue]) -> LoadResult:
+    """A file the builder refused: a YAML file's first control character if it holds one
+    (libyaml's refusal names none, and ours may come before it), else the refusals."""
+    bad = None if is_json else _forbidden(file, text)
+    return LoadResult(None, [bad] if bad is not None else refusals)
 
 
 # --- before parsing: bytes, characters, conflict markers ------------------------------------
