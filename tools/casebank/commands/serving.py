@@ -84,16 +84,15 @@ def release_from(args: argparse.Namespace) -> LoadedRelease:
 
 
 def release_catalog(args: argparse.Namespace, loaded: LoadedRelease) -> Catalog:
-    """The catalog of the release `release_from` read: from git, remembered as built (the
-    catalog built from a file's data is the one built from its canonical content: every
-    number is read as a float, and a test holds the two equal); from a bundle, built."""
-    if args.bundle is None:
-        from casebank.workspace import find_root
+    """The catalog of the release `release_from` read: from git, remembered as built
+    (:func:`catalog_of`; the catalog built from a file's data is the one built from its
+    canonical content: every number is read as a float, and a test holds the two equal);
+    from a bundle, built."""
+    if args.bundle is not None:
+        return build_catalog(loaded.catalog_data)
+    from casebank.workspace import find_root
 
-        catalog = RememberedCatalog(find_root(args.root)).catalog(loaded.catalog_raw)
-        if catalog is not None:
-            return catalog
-    return build_catalog(loaded.catalog_data)
+    return catalog_of(find_root(args.root), loaded.catalog_raw)
 
 
 def served_from(args: argparse.Namespace) -> Served:
