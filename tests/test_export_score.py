@@ -720,6 +720,51 @@ def test_a_remembered_case_is_used_only_when_it_hashes_to_the_manifest(
     assert by_case(other)["alpha"]["components"]["diagnosis"] == 0.0
 
 
+def test_a_scored_release_parses_only_the_cases_it_scores(
+    released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`score` reads the release lazily: each case's canonical text is checked against the
+    manifest as it is read, and parsed only where a submission scores it (in the worker that
+    scores it, for a large run). One submission of three cases parses one case, first run
+    (from git) and second (remembered) alike, and scores as a parse of every case does."""
+    import casebank.release.released as released_module
+
+    parsed: list[str] = []
+    real = json.loads
+
+    class Counting:
+        @staticmethod
+        def loads(text: bytes) -> Any:
+            data = real(text)
+            if isinstance(data, dict) and "case_id" in data:
+                parsed.append(data["case_id"])
+            return data
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(json, name)
+
+    rows = [submission()]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(released_module, "json", Counting())
+        for _ in range(2):  # parsed from git, then remembered
+            parsed.clear()
+            code, report, _ = run_score(capsys, released, tmp_path, rows)
+            assert code == 0 and report is not None
+            assert parsed == ["alpha"]
+            assert by_case(report)["alpha"]["components"]["diagnosis"] == 1.0
+
+    from casebank.commands.memory import RememberedCases
+    from casebank.release.released import load_release
+
+    memory = RememberedCases(released.root)
+    lazy = load_release(released.root, "1.0.0", canonical=True, memory=memory, lazy=True)
+    eager = load_release(released.root, "1.0.0", canonical=True, memory=memory)
+    assert [c.data for c in lazy.cases] == [c.data for c in eager.cases]
+    assert [(c.entry.specialty, c.entry.difficulty) for c in lazy.cases] == [
+        (c.data["metadata"]["specialty"], c.data["metadata"]["difficulty"]) for c in eager.cases
+    ]
+
+
 def test_a_remembered_catalog_is_used_only_when_it_hashes_to_the_manifest(
     released: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -59,10 +59,7 @@ def _read(path: Path) -> bytes:
 
 def keys_of(loaded: LoadedRelease, catalog: Catalog) -> dict[tuple[str, int], score.CaseKey]:
     """What scoring needs of each case version the release does not withdraw."""
-    return {
-        c.key: score.prepare(c.entry.case_id, c.entry.version, c.entry.sha256, c.data, catalog)
-        for c in loaded.current
-    }
+    return {c.key: score.prepare_released(c, catalog) for c in loaded.current}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     judgements, bad_verdicts = (
         score.read_judgements(judge_raw, files[1]) if args.judgements else ([], [])
     )
-    loaded = release_from(args)
+    loaded = release_from(args, lazy=True)  # each case parsed in the worker that scores it
     release = loaded.manifest.version
     catalog = release_catalog(args, loaded)
     keys = keys_of(loaded, catalog)

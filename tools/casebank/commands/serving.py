@@ -66,9 +66,10 @@ def add_release_options(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
-def release_from(args: argparse.Namespace) -> LoadedRelease:
+def release_from(args: argparse.Namespace, *, lazy: bool = False) -> LoadedRelease:
     """The release `--bundle` or `--release` names, as its canonical content (the same from a
-    bundle as from git)."""
+    bundle as from git). ``lazy``: from git, each case's data is parsed when first used
+    (``ReleasedCase.data``), so forked workers parse the cases they score."""
     from casebank.parallel import lasting
 
     with lasting():  # the release lives as long as the command
@@ -80,7 +81,8 @@ def release_from(args: argparse.Namespace) -> LoadedRelease:
         from casebank.workspace import find_root
 
         root = find_root(args.root)
-        return load_release(root, args.release, canonical=True, memory=RememberedCases(root))
+        memory = RememberedCases(root)
+        return load_release(root, args.release, canonical=True, memory=memory, lazy=lazy)
 
 
 def release_catalog(args: argparse.Namespace, loaded: LoadedRelease) -> Catalog:

@@ -63,18 +63,48 @@ class CaseMemory(Protocol):
     def write(self, texts: dict[str, bytes]) -> None: ...
 
 
-@dataclass(frozen=True)
 class ReleasedCase:
-    entry: CaseEntry
-    data: dict[str, Any]
-    attachments: Mapping[str, bytes]  # path below attachments/ -> bytes
-    # What a reader asked ``ReleaseReader.cases`` to compute from the data where the case was
-    # parsed (in a worker process, for a large release); None when it asked for nothing.
-    derived: Any = None
+    """One case version of a release: its manifest entry, its data, the bytes of its
+    attachments, and what a reader asked to be ``derived`` from the data where it was parsed
+    (in a worker process, for a large release; None when it asked for nothing).
+
+    Made from ``text`` (its canonical JSON, already checked against the manifest's content
+    hash) in place of data, the case is parsed on first use of ``data``: a reader that hands
+    its cases to worker processes (score) has each parsed in the worker that needs it, not
+    every one in the parent first."""
+
+    __slots__ = ("_data", "_text", "attachments", "derived", "entry")
+
+    def __init__(
+        self,
+        entry: CaseEntry,
+        data: dict[str, Any] | None,
+        attachments: Mapping[str, bytes],
+        derived: Any = None,
+        *,
+        text: bytes | None = None,
+    ) -> None:
+        if data is None and text is None:
+            raise ValueError("a released case needs its data or its canonical text")
+        self.entry = entry
+        self.attachments = attachments
+        self.derived = derived
+        self._data = data
+        self._text = text
+
+    @property
+    def data(self) -> dict[str, Any]:
+        if self._data is None:
+            assert self._text is not None
+            self._data = json.loads(self._text)
+        return self._data
 
     @property
     def key(self) -> tuple[str, int]:
         return self.entry.case_id, self.entry.version
+
+    def __repr__(self) -> str:
+        return f"ReleasedCase({self.entry.case_id}@{self.entry.version})"
 
 
 @dataclass(frozen=True)
@@ -130,6 +160,7 @@ class ReleaseReader:
         canonical: bool = False,
         remembered: Mapping[str, bytes] | None = None,
         fresh: dict[str, bytes] | None = None,
+        lazy: bool = False,
     ) -> Iterator[ReleasedCase]:
         """Every case of the release (``current``: only those it does not withdraw), verified
         against the manifest as it is read; raises CasebankError at the first that is not.
@@ -139,7 +170,9 @@ class ReleaseReader:
         ``canonical`` gives each case's data as its canonical content; with ``remembered``
         too (blob id -> canonical JSON, from a ``CaseMemory``; no ``derive``), a case whose
         remembered text hashes to the manifest's content hash is read back from it, not
-        parsed from git, and the text of every case parsed goes into ``fresh``."""
+        parsed from git, and the text of every case parsed goes into ``fresh``. With ``lazy``
+        too, each case's data is parsed from that text only when it is first asked for
+        (``ReleasedCase.data``)."""
         version = self.manifest.version
         entries = sorted(self.manifest.cases, key=lambda e: e.case_id)
         if current:
@@ -164,21 +197,29 @@ class ReleaseReader:
         folders = [self.attachment_blobs.get(e.case_id, {}) for e in entries]
         wanted = dict.fromkeys(oid for folder in folders for oid in folder.values())
         attached = dict(git.read_blobs(self.root, wanted)) if wanted else {}
+        lazy = lazy and canonical and derive is None
         for entry, folder in zip(entries, folders, strict=True):
             hit = hits.get(entry.blob)
-            if hit is not None:
-                data: dict[str, Any] | None = json.loads(hit[0])
-                digest, derived = CaseDigest(hit[1], valid=True), None
-            else:
-                data, digest, derived, text = next(parsed)
             files = {rel: attached[oid] for rel, oid in folder.items()}
-            _check_content(version, entry, data, digest, files)
+            if hit is not None:
+                digest = CaseDigest(hit[1], valid=True)
+                _check_content(version, entry, True, digest, files)
+                if lazy:
+                    yield ReleasedCase(entry, None, files, text=hit[0])
+                else:
+                    yield ReleasedCase(entry, json.loads(hit[0]), files)
+                continue
+            data, digest, derived, text = next(parsed)
+            _check_content(version, entry, data is not None, digest, files)
             assert data is not None
-            if canonical and hit is None:
+            if canonical:
                 assert text is not None  # a case that checks out has its canonical text
-                data = json.loads(text)
                 if fresh is not None and derive is None:
                     fresh[entry.blob] = text
+                if lazy:
+                    yield ReleasedCase(entry, None, files, text=text)
+                    continue
+                data = json.loads(text)
             yield ReleasedCase(entry, data, files, derived)
 
 
@@ -265,7 +306,12 @@ def open_release(
 
 
 def load_release(
-    root: Path, version: str, *, canonical: bool = False, memory: CaseMemory | None = None
+    root: Path,
+    version: str,
+    *,
+    canonical: bool = False,
+    memory: CaseMemory | None = None,
+    lazy: bool = False,
 ) -> LoadedRelease:
     """Release ``version`` from git, verified, every case read (``open_release`` reads them
     one at a time); raises CasebankError naming what does not match.
@@ -274,11 +320,12 @@ def load_release(
     export bundle holds them (``casebank.serve.bundle``); without, as the files are written.
     ``memory`` (canonical only) remembers the canonical JSON of the catalog and of each case
     for the next reader, which uses a text only when it hashes to what the manifest records
-    (see ``ReleaseReader.cases``)."""
+    (see ``ReleaseReader.cases``). ``lazy`` (canonical only) parses each case's data when it
+    is first asked for, not here: for a reader whose worker processes use the data."""
     remembered = memory.read() if memory is not None and canonical else {}
     reader = open_release(root, version, remembered)
     fresh: dict[str, bytes] = {}
-    cases = tuple(reader.cases(canonical=canonical, remembered=remembered, fresh=fresh))
+    cases = tuple(reader.cases(canonical=canonical, remembered=remembered, fresh=fresh, lazy=lazy))
     catalog_data = reader.catalog_data
     if canonical and reader.catalog_canonical is None:
         text = canonical_json(catalog_data)
@@ -344,12 +391,12 @@ def _attachment_blobs(root: Path, manifest: Manifest) -> dict[str, dict[str, str
 def _check_content(
     version: str,
     entry: CaseEntry,
-    data: dict[str, Any] | None,
+    loaded: bool,
     digest: CaseDigest,
     files: Mapping[str, bytes],
 ) -> None:
     where = f"release {version}: {entry.case_id}@{entry.version} ({entry.path})"
-    if data is None or not digest.valid:
+    if not loaded or not digest.valid:
         raise CasebankError(f"{where} does not load", _VERIFY)
     wrong = entry.mismatch(digest.sha256, files)
     if wrong == "attachments":

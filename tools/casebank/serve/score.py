@@ -13,10 +13,10 @@ import re
 import statistics
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from casebank.format import strictjson
 from casebank.format.catalog import CASE_ID_CUTOFF, Catalog, CatalogTest, did_you_mean
@@ -32,6 +32,9 @@ from casebank.serve.workup import (
     expected,
     read_workup,
 )
+
+if TYPE_CHECKING:
+    from casebank.release.released import ReleasedCase
 
 
 @dataclass(frozen=True, order=True)
@@ -178,9 +181,24 @@ class CaseKey:
     content_hash: str
     specialty: str
     difficulty: str
-    weights: dict[str, float]
-    data: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # The case's data, read on first use of ``data``: from a release, where the case is
+    # scored (in the worker that scores it), not in the parent first.
+    read: Callable[[], Mapping[str, Any]] = field(repr=False)
     catalog: Catalog | None = field(default=None, repr=False)
+
+    @cached_property
+    def data(self) -> Mapping[str, Any]:
+        return self.read()
+
+    @cached_property
+    def weights(self) -> dict[str, float]:
+        """The case's own weights of the components (``scoring.weights``)."""
+        weights = _dict(_dict(self.data.get("scoring")).get("weights"))
+        return {
+            c: float(weights[c])
+            for c in COMPONENTS
+            if isinstance(weights.get(c), (int, float)) and not isinstance(weights.get(c), bool)
+        }
 
     @cached_property
     def items(self) -> list[Item]:
@@ -260,15 +278,6 @@ class CaseKey:
 def prepare(
     case_id: str, version: int, content_hash: str, data: Mapping[str, Any], catalog: Catalog
 ) -> CaseKey:
-    scoring = _dict(data.get("scoring"))
-    weights_data = scoring.get("weights")
-    weights = {
-        c: float(weights_data[c])
-        for c in COMPONENTS
-        if isinstance(weights_data, dict)
-        and isinstance(weights_data.get(c), (int, float))
-        and not isinstance(weights_data.get(c), bool)
-    }
     metadata = _dict(data.get("metadata"))
     return CaseKey(
         case_id,
@@ -276,8 +285,23 @@ def prepare(
         content_hash,
         str(metadata.get("specialty", "")),
         str(metadata.get("difficulty", "")),
-        weights,
-        data,
+        lambda: data,
+        catalog,
+    )
+
+
+def prepare_released(case: ReleasedCase, catalog: Catalog) -> CaseKey:
+    """A released case's key, its data not yet read: the specialty and difficulty are its
+    manifest entry's (the release recorded them from the same data), and the data is parsed
+    where the case is scored (``ReleasedCase.data``)."""
+    entry = case.entry
+    return CaseKey(
+        entry.case_id,
+        entry.version,
+        entry.sha256,
+        entry.specialty,
+        entry.difficulty,
+        lambda: case.data,
         catalog,
     )
 
