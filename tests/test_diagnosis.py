@@ -72,6 +72,29 @@ def test_the_rules_on_a_small_case(answer: str, credit: float | None, relation: 
     assert (found.credit, found.relation) == (credit, relation)
 
 
+def test_the_severity_is_read_only_for_an_answer_that_names_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The case's severity or stage (often a long text) is read only when an answer gives a
+    severity or a stage: a listed answer never needs it, and the credit is the same."""
+    import casebank.serve.diagnosis as diagnosis
+
+    texts: list[str] = []
+    real = diagnosis.read
+
+    def counting(text: str, abbreviations: Any) -> Any:
+        texts.append(text)
+        return real(text, abbreviations)
+
+    monkeypatch.setattr(diagnosis, "read", counting)
+    key = diagnosis_key(case(), ABBREVIATIONS)
+    assert key.match("Diabetic ketoacidosis").credit == 1.0
+    assert key.match("DKA secondary to insulin omission").credit == 1.0
+    assert "Moderate DKA (pH 7.14)." not in texts
+    assert (key.match("Moderate DKA").credit, key.match("Severe DKA").credit) == (1.0, None)
+    assert texts.count("Moderate DKA (pH 7.14).") == 1
+
+
 def test_a_cause_the_differential_names_is_not_the_diagnosis() -> None:
     found = diagnosis_key(case(), ABBREVIATIONS).match("DKA precipitated by infection")
     assert found.credit is None and found.floor == 0.0  # a cause the case never claims

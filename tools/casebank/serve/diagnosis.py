@@ -247,16 +247,14 @@ _SEPARATORS = re.compile(r"[,;:]")
 
 def _tokens(text: str, abbreviations: Mapping[str, str]) -> list[str]:
     """The words of a text: folded, abbreviations expanded, prefixes joined on."""
-    out: list[str] = []
+    joined: list[str] = []
     for raw in _WORD.findall(text):
         expansion = abbreviations.get(raw) or _PHRASES.get(raw)
-        out.extend(expansion.split() if expansion else [raw])
-    joined: list[str] = []
-    for word in out:
-        if joined and joined[-1] in _JOINED:
-            joined[-1] += word
-        else:
-            joined.append(word)
+        for word in expansion.split() if expansion else (raw,):
+            if joined and joined[-1] in _JOINED:
+                joined[-1] += word
+            else:
+                joined.append(word)
     return [_fold(w) for w in joined]
 
 
@@ -280,11 +278,15 @@ def _segments(text: str) -> list[str]:
     return [*_SEPARATORS.split(rest), *inner]
 
 
-@dataclass
 class _Parts:
-    head: list[str] = field(default_factory=list)
-    clauses: list[tuple[list[str], bool]] = field(default_factory=list)  # (words, is a cause)
-    excluded: list[list[str]] = field(default_factory=list)
+    """One segment's head words, its clauses (words, is a cause) and its excluded words."""
+
+    __slots__ = ("clauses", "excluded", "head")
+
+    def __init__(self) -> None:
+        self.head: list[str] = []
+        self.clauses: list[tuple[list[str], bool]] = []
+        self.excluded: list[list[str]] = []
 
 
 def _split(words: list[str]) -> _Parts:
@@ -569,12 +571,28 @@ class DiagnosisKey:
     data: Mapping[str, Any]  # the case, read for its facts only when an answer needs them
     vocabulary: frozenset[str]  # the words of the diagnosis and its accepted answers
     sides: frozenset[str]
-    severities: frozenset[str]
-    stages: frozenset[str]
     excluded: tuple[frozenset[str], ...]
     codes: dict[str, frozenset[str]]
     abbreviations: Mapping[str, str]
+    # The case's severity or stage as written: read only when an answer names a severity or
+    # a stage (an answer the case lists never needs it).
+    staging: str | None = None
     _seen: dict[str, Match] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def _qualifying(self) -> list[Phrase]:
+        """The phrases whose severities and stages an answer may give: the case's answers
+        and its severity or stage."""
+        staging = [read(self.staging, self.abbreviations)] if self.staging is not None else []
+        return [*self.full, *staging]
+
+    @cached_property
+    def severities(self) -> frozenset[str]:
+        return frozenset().union(*(p.kind("severity:") for p in self._qualifying))
+
+    @cached_property
+    def stages(self) -> frozenset[str]:
+        return frozenset().union(*(_staged(p) for p in self._qualifying))
 
     @cached_property
     def differential(self) -> list[Phrase]:
@@ -636,12 +654,13 @@ class DiagnosisKey:
         """The best share of a partial-credit answer the phrase is, or says more of, with no
         side or stage the case does not give (CKD G3a is no part of CKD G3b)."""
         best: tuple[float | None, str | None] = (None, None)
+        staged = _staged(phrase)
         for accepted, share in self.partial:
             context = self.context.widened(accepted.words)
             sides = self.sides | accepted.kind("side:")
-            stages = self.stages | {q for q in accepted.qualifiers if q.split(":")[0] in _STAGED}
             fits = relate(phrase, accepted, context) in (EQUAL, MORE)
-            fits = fits and phrase.kind("side:") <= sides and _staged(phrase) <= stages
+            fits = fits and phrase.kind("side:") <= sides
+            fits = fits and (not staged or staged <= self.stages | _staged(accepted))
             if fits and (best[0] is None or share > best[0]):
                 best = (share, accepted.text)
         return best
@@ -673,10 +692,11 @@ class DiagnosisKey:
 
     def _qualified(self, phrase: Phrase) -> bool:
         """Every side, severity and stage the answer gives is one the case gives."""
+        severities, staged = phrase.kind("severity:"), _staged(phrase)
         return (
             phrase.kind("side:") <= self.sides
-            and phrase.kind("severity:") <= self.severities
-            and _staged(phrase) <= self.stages
+            and (not severities or severities <= self.severities)
+            and (not staged or staged <= self.stages)
         )
 
     def _code(self, answer: str) -> Match | None:
@@ -817,7 +837,6 @@ def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> 
     for phrase in full:
         listed[phrase.key] = 1.0
     severity = truth.get("severity_or_stage")
-    staging = read(severity, folded) if isinstance(severity, str) else None
     return DiagnosisKey(
         final=final,
         full=full,
@@ -826,21 +845,14 @@ def diagnosis_key(data: Mapping[str, Any], abbreviations: Mapping[str, str]) -> 
         data=data,
         vocabulary=frozenset().union(*(p.words for p in full)),
         sides=frozenset().union(*(p.kind("side:") for p in full)),
-        severities=frozenset().union(*(p.kind("severity:") for p in [*full, *_opt(staging)])),
-        stages=frozenset(
-            q for p in [*full, *_opt(staging)] for q in p.qualifiers if q.split(":")[0] in _STAGED
-        ),
         excluded=tuple(e for p in full for e in p.excluded),
         codes={
             system: frozenset(c.upper() for c in _texts(values))
             for system, values in _dict(accepted.get("codes")).items()
         },
         abbreviations=folded,
+        staging=severity if isinstance(severity, str) else None,
     )
-
-
-def _opt(phrase: Phrase | None) -> list[Phrase]:
-    return [phrase] if phrase is not None else []
 
 
 def _context(
