@@ -268,14 +268,15 @@ class Facts:
 
     def _posture(self, path: tuple[str, ...], node: Mapping[str, Any], origin: str) -> None:
         """Keep a blood pressure the examination gives by posture ("lying", "standing")."""
-        if _pressure(node["value"]) and _ARM.search(_key(path[-1])):
-            arm = _ARM.search(_key(path[-1]))
-            assert arm is not None
+        if not _pressure(node["value"]):
+            return
+        arm = _ARM.search(_key(path[-1]))
+        if arm is not None:
             reading = Reading(
                 node["value"], _text(node.get("unit")), origin, None, _text(node.get("note"))
             )
             self.arms.append((arm.group(1), reading))
-        if _pressure(node["value"]) and _POSTURE.search(" ".join(_key(p) for p in path[-2:])):
+        if _POSTURE.search(" ".join(_key(p) for p in path[-2:])):
             reading = Reading(
                 node["value"], _text(node.get("unit")), origin, None, _text(node.get("note"))
             )
@@ -415,8 +416,14 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+_SLASHED = re.compile(r"\s*(\d{2,3})\s*/\s*(\d{2,3})")
+
+
 def _pressure(value: Any) -> tuple[int, int] | None:
-    found = re.match(r"\s*(\d{2,3})\s*/\s*(\d{2,3})", str(value))
+    """A blood pressure written ``systolic/diastolic`` (a number is none)."""
+    if not isinstance(value, str):
+        return None
+    found = _SLASHED.match(value)
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
