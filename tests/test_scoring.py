@@ -409,3 +409,25 @@ def test_data_built_to_last_is_frozen_and_the_collector_restored() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_what_a_score_builds_of_its_case_is_built_to_last(
+    catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case's data, diagnosis key and work-up are built on its first score and kept for the
+    run: they are built with the cyclic collector paused (`parallel.lasting`), in the worker
+    that scores them, or the collector walks every case built so far again at each pass."""
+    import gc
+
+    seen: list[bool] = []
+    real = score.score_v2
+
+    def recording(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args)
+
+    monkeypatch.setattr(score, "score_v2", recording)
+    assert gc.isenabled()
+    result = scored(catalog, submit())
+    assert seen == [False] and gc.isenabled()
+    assert result.components["diagnosis"] == 1.0

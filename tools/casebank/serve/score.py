@@ -823,18 +823,24 @@ _COMPUTED = tuple(f.name for f in fields(CaseScore) if f.name != "key")  # a wor
 def _score_chunk(indices: list[int]) -> list[tuple[Any, ...]]:
     """The scores of some submissions, as ``CaseScore`` fields with the key left out (the
     caller has it: a forked worker sends back only what it computed)."""
+    from casebank.parallel import lasting
+
     submissions, keys, verdicts, catalog, method = _SHARED[0]
     abbreviations = _abbreviations(catalog) if method == METHOD_1 else {}
     out = []
-    for index in indices:
-        s = submissions[index]
-        key = keys[(s.case_id, s.version)]
-        given = verdicts[(s.run, s.case_id, s.version)]
-        if method == METHOD_1:
-            c = score_v1(key, s, given, catalog, abbreviations)
-        else:
-            c = score_v2(key, s, given, catalog)
-        out.append(tuple(getattr(c, name) for name in _COMPUTED))
+    # What a case's first score builds (its data, parsed here; its diagnosis key, oracle and
+    # expected work-up) lasts as long as the run: built with the cyclic collector paused,
+    # which would otherwise walk every case parsed so far again and again.
+    with lasting():
+        for index in indices:
+            s = submissions[index]
+            key = keys[(s.case_id, s.version)]
+            given = verdicts[(s.run, s.case_id, s.version)]
+            if method == METHOD_1:
+                c = score_v1(key, s, given, catalog, abbreviations)
+            else:
+                c = score_v2(key, s, given, catalog)
+            out.append(tuple(getattr(c, name) for name in _COMPUTED))
     return out
 
 
