@@ -106,6 +106,23 @@ def test_resolution_is_case_and_space_insensitive() -> None:
     assert suggest("serum haemoglobin result", catalog) == "Hemoglobin"
 
 
+def test_a_panels_members_are_found_once_and_handed_out_as_a_copy() -> None:
+    """``components_of`` finds a panel's members once per catalog; each caller gets its own
+    list, so one that changes it changes nothing for the next."""
+    loaded = load_document("catalog.yaml", TEST_CATALOG.encode())
+    assert loaded.document is not None
+    catalog = build_catalog(loaded.document.data)
+    panel = catalog.resolve("CBC")
+    assert panel is not None and panel.components
+    first = catalog.components_of(panel)
+    assert [t.name for t in first] == [
+        t.name for c in panel.components if (t := catalog.resolve(c)) is not None
+    ]
+    first.clear()
+    again = catalog.components_of(panel)
+    assert again and again is not first
+
+
 # --- cost and burden ----------------------------------------------------------------------
 
 CXR_COST = '    cost: {amount: 32.67, currency: USD, year: 2025, source: cms-pfs, code: "71046"}\n'

@@ -138,6 +138,9 @@ class Catalog:
     _panel_names: dict[int, tuple[CatalogTest, dict[str, CatalogTest | None], frozenset[str]]] = (
         field(default_factory=dict, repr=False, compare=False)
     )
+    _members: dict[int, tuple[CatalogTest, tuple[CatalogTest, ...]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     # The name index casebank.format.names builds for this catalog (names.index_of), kept here
     # so it is built once per catalog; the catalog itself knows nothing of names.
     name_index: Any = field(default=None, repr=False, compare=False)
@@ -214,7 +217,14 @@ class Catalog:
         return list(self._panels_of.get(fold(test.name), []))
 
     def components_of(self, panel: CatalogTest) -> list[CatalogTest]:
-        return [t for c in panel.components if (t := self._index.get(fold(c))) is not None]
+        """The catalog tests ``panel``'s components name (found once per panel and run)."""
+        entry = self._members.get(id(panel))
+        if entry is None or entry[0] is not panel:
+            found = tuple(
+                t for c in panel.components if (t := self._index.get(fold(c))) is not None
+            )
+            entry = self._members[id(panel)] = (panel, found)
+        return list(entry[1])
 
     def related(self, test: CatalogTest) -> list[CatalogTest]:
         """Tests whose result bears on ``test``'s: its family, what it answers and what

@@ -110,12 +110,17 @@ class Oracle:
                 if found is not None:
                     self.members.setdefault(found.name, (key, member, False))
             series = entry.get("series")
-            for point in series if isinstance(series, list) else []:
-                points = point.get("components") if isinstance(point, dict) else None
-                for member in points if isinstance(points, dict) else {}:
-                    found = self.catalog.resolve(member, panel=test)
-                    if found is not None:
-                        self.members.setdefault(found.name, (key, member, True))
+            # Each member named across the series once (the first mention is the one kept).
+            in_series = dict.fromkeys(
+                member
+                for point in (series if isinstance(series, list) else [])
+                if isinstance(point, dict) and isinstance(point.get("components"), dict)
+                for member in point["components"]
+            )
+            for member in in_series:
+                found = self.catalog.resolve(member, panel=test)
+                if found is not None:
+                    self.members.setdefault(found.name, (key, member, True))
             answers = entry.get("answers")
             for name in answers if isinstance(answers, list) else []:
                 answered = self.catalog.resolve(name) if isinstance(name, str) else None
