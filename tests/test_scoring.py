@@ -4,6 +4,7 @@ reproduced exactly as it was published."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from pathlib import Path
@@ -415,19 +416,29 @@ def test_what_a_score_builds_of_its_case_is_built_to_last(
     catalog: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A case's data, diagnosis key and work-up are built on its first score and kept for the
-    run: they are built with the cyclic collector paused (`parallel.lasting`), in the worker
-    that scores them, or the collector walks every case built so far again at each pass."""
+    run. In a forked scoring worker they are built with the cyclic collector paused
+    (`parallel.lasting`), or each collection walks every case built so far again; scored
+    in-process (a small run, or one sample of an evaluation) the collector is left as it is,
+    so that nothing of a long-lived process is frozen."""
     import gc
+    import multiprocessing
 
-    seen: list[bool] = []
+    from casebank import parallel
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("this platform cannot fork: submissions are always scored in-process")
     real = score.score_v2
 
     def recording(*args: Any) -> Any:
-        seen.append(gc.isenabled())
-        return real(*args)
+        collecting = "on" if gc.isenabled() else "off"
+        return dataclasses.replace(real(*args), run=collecting)
 
     monkeypatch.setattr(score, "score_v2", recording)
     assert gc.isenabled()
-    result = scored(catalog, submit())
-    assert seen == [False] and gc.isenabled()
-    assert result.components["diagnosis"] == 1.0
+    assert scored(catalog, submit()).run == "on"
+    assert gc.isenabled()
+    monkeypatch.setattr(parallel, "POOL_FROM", 2)
+    monkeypatch.setattr(parallel, "workers", lambda jobs=None: 2)
+    keys = {("alpha", 1): key(catalog)}
+    done = score.score_all([submit(), submit(run="b")], [], keys, catalog)
+    assert [c.run for c in done] == ["off", "off"] and gc.isenabled()

@@ -9,6 +9,8 @@ methods, named in every report so that a score can be reproduced a year later
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import statistics
 import unicodedata
@@ -795,7 +797,7 @@ def score_all(
     order = sorted(
         range(len(submissions)), key=lambda i: (submissions[i].case_id, submissions[i].version)
     )
-    _SHARED[:] = [(submissions, keys, verdicts, catalog, method)]
+    _SHARED[:] = [(submissions, keys, verdicts, catalog, method, os.getpid())]
     scored: list[tuple[int, CaseScore]] = []
     try:
         done = map_chunks(
@@ -813,7 +815,8 @@ def score_all(
     return [c for _, c in scored]
 
 
-# What forked scoring workers read: the submissions, keys, verdicts, catalog and method.
+# What forked scoring workers read: the submissions, keys, verdicts, catalog and method, and
+# the process that forked them.
 _SHARED: list[tuple[Any, ...]] = []
 
 
@@ -825,13 +828,15 @@ def _score_chunk(indices: list[int]) -> list[tuple[Any, ...]]:
     caller has it: a forked worker sends back only what it computed)."""
     from casebank.parallel import lasting
 
-    submissions, keys, verdicts, catalog, method = _SHARED[0]
+    submissions, keys, verdicts, catalog, method, parent = _SHARED[0]
     abbreviations = _abbreviations(catalog) if method == METHOD_1 else {}
     out = []
-    # What a case's first score builds (its data, parsed here; its diagnosis key, oracle and
-    # expected work-up) lasts as long as the run: built with the cyclic collector paused,
-    # which would otherwise walk every case parsed so far again and again.
-    with lasting():
+    # In a forked worker, what a case's first score builds (its data, parsed here; its
+    # diagnosis key, oracle and expected work-up) lasts as long as the worker: built with the
+    # cyclic collector paused, which would otherwise walk every case parsed so far again and
+    # again. In-process (a small run, or one sample of an evaluation) the collector is left
+    # alone: nothing there is frozen for the rest of a long-lived process.
+    with lasting() if os.getpid() != parent else contextlib.nullcontext():
         for index in indices:
             s = submissions[index]
             key = keys[(s.case_id, s.version)]
