@@ -759,6 +759,9 @@ def test_a_scored_release_parses_only_the_cases_it_scores(
     memory = RememberedCases(released.root)
     lazy = load_release(released.root, "1.0.0", canonical=True, memory=memory, lazy=True)
     eager = load_release(released.root, "1.0.0", canonical=True, memory=memory)
+    import pickle
+
+    assert pickle.loads(pickle.dumps(lazy.cases[0])).data == eager.cases[0].data  # unparsed
     assert [c.data for c in lazy.cases] == [c.data for c in eager.cases]
     assert [(c.entry.specialty, c.entry.difficulty) for c in lazy.cases] == [
         (c.data["metadata"]["specialty"], c.data["metadata"]["difficulty"]) for c in eager.cases

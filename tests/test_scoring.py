@@ -442,3 +442,13 @@ def test_what_a_score_builds_of_its_case_is_built_to_last(
     keys = {("alpha", 1): key(catalog)}
     done = score.score_all([submit(), submit(run="b")], [], keys, catalog)
     assert [c.run for c in done] == ["off", "off"] and gc.isenabled()
+
+
+def test_a_case_key_travels_to_a_spawned_process(catalog: Catalog) -> None:
+    """A key reads its case on first use, through a picklable reader: one pickled for a
+    process that does not fork reads the same data there."""
+    import pickle
+
+    prepared = key(catalog)
+    copied = pickle.loads(pickle.dumps(prepared))
+    assert copied.data == prepared.data and copied.weights == prepared.weights

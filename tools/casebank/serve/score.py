@@ -17,7 +17,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from functools import cached_property
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any
 
 from casebank.format import strictjson
@@ -287,9 +287,13 @@ def prepare(
         content_hash,
         str(metadata.get("specialty", "")),
         str(metadata.get("difficulty", "")),
-        lambda: data,
+        partial(_given, data),
         catalog,
     )
+
+
+def _given(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    return data
 
 
 def prepare_released(case: ReleasedCase, catalog: Catalog) -> CaseKey:
@@ -303,7 +307,7 @@ def prepare_released(case: ReleasedCase, catalog: Catalog) -> CaseKey:
         entry.sha256,
         entry.specialty,
         entry.difficulty,
-        lambda: case.data,
+        partial(getattr, case, "data"),
         catalog,
     )
 
