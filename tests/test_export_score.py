@@ -762,6 +762,12 @@ def test_a_scored_release_parses_only_the_cases_it_scores(
     import pickle
 
     assert pickle.loads(pickle.dumps(lazy.cases[0])).data == eager.cases[0].data  # unparsed
+    # A worker that parses a case for a canonical reader sends back its canonical text, not
+    # the data too (the reader takes the data from the text).
+    raw = (released.root / "cases" / "alpha.yaml").read_bytes()
+    [(loads, data, _, _, text)] = released_module._parse_chunk([("alpha.yaml", raw)], None, True)
+    assert (loads, data) == (True, None) and text is not None
+    assert json.loads(text) == eager.cases[0].data
     assert [c.data for c in lazy.cases] == [c.data for c in eager.cases]
     assert [(c.entry.specialty, c.entry.difficulty) for c in lazy.cases] == [
         (c.data["metadata"]["specialty"], c.data["metadata"]["difficulty"]) for c in eager.cases

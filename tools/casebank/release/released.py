@@ -209,9 +209,8 @@ class ReleaseReader:
                 else:
                     yield ReleasedCase(entry, json.loads(hit[0]), files)
                 continue
-            data, digest, derived, text = next(parsed)
-            _check_content(version, entry, data is not None, digest, files)
-            assert data is not None
+            loaded, data, digest, derived, text = next(parsed)
+            _check_content(version, entry, loaded, digest, files)
             if canonical:
                 assert text is not None  # a case that checks out has its canonical text
                 if fresh is not None and derive is None:
@@ -220,6 +219,7 @@ class ReleaseReader:
                     yield ReleasedCase(entry, None, files, text=text)
                     continue
                 data = json.loads(text)
+            assert data is not None
             yield ReleasedCase(entry, data, files, derived)
 
 
@@ -357,9 +357,11 @@ def _parse_chunk(
     jobs: list[tuple[str, bytes]],
     derive: Callable[[dict[str, Any]], Any] | None = None,
     canonical: bool = False,
-) -> list[tuple[dict[str, Any] | None, CaseDigest, Any, bytes | None]]:
-    """Each case parsed and digested; with ``canonical``, its canonical JSON too (made once:
-    the content hash is the hash of that text)."""
+) -> list[tuple[bool, dict[str, Any] | None, CaseDigest, Any, bytes | None]]:
+    """Each case parsed and digested: whether it loads, its data, its digest, what ``derive``
+    made of it. With ``canonical``, its canonical JSON in place of its data (made once: the
+    content hash is the hash of that text, and the reader takes the data from it), so that a
+    worker does not send back the same case twice."""
     from casebank.format.loader import load_document
 
     done = []
@@ -372,7 +374,7 @@ def _parse_chunk(
                 text = canonical_json(data)
         digest = digest_data(raw, data, text)
         derived = derive(data) if derive is not None and data is not None and digest.valid else None
-        done.append((data, digest, derived, text))
+        done.append((data is not None, None if canonical else data, digest, derived, text))
     return done
 
 
