@@ -489,3 +489,25 @@ def test_a_run_without_the_cache_computes_no_digest(
     assert digests == []
     assert report(root) == uncached
     assert sorted(digests) == sorted(f"cases/{name}" for name in CASES)
+
+
+def test_the_release_memory_reads_back_what_it_wrote_and_skips_what_is_not_a_line(
+    tmp_path: Path,
+) -> None:
+    """Released cases' texts are remembered one ``BLOB TEXT`` line each, under the loader's
+    key: read back as written; a line with no text, a blank line or a last line with no line
+    feed is no entry (or the entry it is); a memory under another key is empty."""
+    from casebank.commands.memory import CASES_CACHE, RememberedCases, loaded_key
+
+    memory = RememberedCases(tmp_path)
+    texts = {"a" * 40: b'{"case_id":"alpha"}', "b" * 40: b'{"x":"y z"}'}
+    memory.write(texts)
+    assert memory.read() == texts
+    path = tmp_path / CACHE_DIR / CASES_CACHE
+    key = loaded_key(b"").encode()
+    path.write_bytes(key + b"\n" + b"c" * 40 + b"\n\n" + b"d" * 40 + b" \n" + b"e" * 40 + b" {}")
+    assert memory.read() == {"e" * 40: b"{}"}
+    path.write_bytes(b"another key\n" + b"a" * 40 + b" {}\n")
+    assert memory.read() == {}
+    path.write_bytes(key)
+    assert memory.read() == {}

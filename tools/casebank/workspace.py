@@ -101,7 +101,7 @@ def _umask() -> int:
     return mask
 
 
-def _write_synced(fd: int, content: bytes, mode: int) -> None:
+def _write_synced(fd: int, content: bytes | bytearray, mode: int) -> None:
     """Write to the open file ``fd``, set its mode, flush it to the disk and close it."""
     with os.fdopen(fd, "wb") as sink:
         sink.write(content)
@@ -110,7 +110,7 @@ def _write_synced(fd: int, content: bytes, mode: int) -> None:
         os.fsync(sink.fileno())
 
 
-def write_atomically(target: Path, content: bytes, *, exclusive: bool = False) -> None:
+def write_atomically(target: Path, content: bytes | bytearray, *, exclusive: bool = False) -> None:
     """Write through a unique temporary file in the same folder, then rename it into place
     (``exclusive``: link it there, which fails if the file exists, so nothing that appeared
     meanwhile is ever overwritten).
