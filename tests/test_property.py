@@ -79,9 +79,12 @@ def mutated_cases(draw: st.DrawFn) -> str:
 
 
 def _repo(tmp_path_factory: Any = None) -> Path:
+    import atexit
+    import shutil
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="casebank-prop-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     (root / "cases").mkdir()
     (root / "catalog.yaml").write_text(TEST_CATALOG, encoding="utf-8")
     return root

@@ -331,6 +331,7 @@ class Releases(RuleBasedStateMachine):
 
     @initialize()
     def repository(self) -> None:
+        import atexit
         import shutil
         import tempfile
 
@@ -346,9 +347,16 @@ class Releases(RuleBasedStateMachine):
         self.repo = dataset(self.work / "repo")
         self.release("patch")  # every run starts from a first release (1.0.1)
         assert self.version == [1, 0, 1]
-        template = GitRepo(Path(tempfile.mkdtemp(prefix="casebank-states-first-")) / "repo")
+        first = Path(tempfile.mkdtemp(prefix="casebank-states-first-"))
+        atexit.register(shutil.rmtree, first, ignore_errors=True)  # kept for every later run
+        template = GitRepo(first / "repo")
         shutil.copytree(self.repo.root, template.root, symlinks=True)
         _FIRST_RELEASE.append((GitRepo(template.root, self.repo.clock), dict(self.published)))
+
+    def teardown(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.work, ignore_errors=True)
 
     def _cli(self, *argv: str) -> int:
         import contextlib
