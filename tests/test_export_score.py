@@ -272,6 +272,8 @@ def run_score(
     if judgements is not None:
         argv += ["--judgements", str(write_lines(tmp_path / "judged.jsonl", judgements))]
     code, out, err = cli(capsys, *argv)
+    if code == 0:  # the report as json.dumps(indent=2) writes it, byte for byte
+        assert out == json.dumps(json.loads(out), indent=2, ensure_ascii=False) + "\n"
     return code, (json.loads(out) if code == 0 else None), err
 
 

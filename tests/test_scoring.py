@@ -353,6 +353,14 @@ def test_scoring_in_worker_processes_gives_the_same_report(
     monkeypatch.setattr(parallel, "map_chunks", counting)
     assert report() == here
     assert forked == [True]
+    # Each case's record of the JSON report written in the workers: the same report.
+    fresh = {(c, 1): key(catalog, case_id=c) for c in cases}
+    encoded = score.score_all(subs, verdicts, fresh, catalog, method, encode=True)
+    assert all(c.json_text is not None for c in encoded)
+    whole = {"release": "1.0.0", "cases": encoded, "summary": score.summary(encoded, 3)}
+    assert score.report_json(whole) == json.dumps(
+        {**whole, "cases": here}, indent=2, ensure_ascii=False
+    )
     assert len(here) == 120 and len({c["score"] for c in here}) > 3  # three chunks of 50
 
 
@@ -452,3 +460,24 @@ def test_a_case_key_travels_to_a_spawned_process(catalog: Catalog) -> None:
     prepared = key(catalog)
     copied = pickle.loads(pickle.dumps(prepared))
     assert copied.data == prepared.data and copied.weights == prepared.weights
+
+
+def test_the_json_report_is_written_as_json_dumps_writes_it(catalog: Catalog) -> None:
+    """`report_json` gives the report byte for byte as `json.dumps(indent=2)` does, whether a
+    case's record was written where it was scored or not, for no case, one case, several
+    runs, and texts that JSON escapes (a run named like the marker the cases go in)."""
+    keys = {("alpha", 1): key(catalog)}
+    odd = "\x00cases\x00 «Ünïcode» \u2028"
+    subs = [submit(), submit(run="b"), submit(run=odd, diagnosis="Pericarditis")]
+    for given in ([], subs[:1], subs):
+        for encode in (False, True):
+            scored = score.score_all(given, [], keys, catalog, encode=encode)
+            report = {
+                "release": "1.0.0",
+                "scorer": {"name": "casebank", "method": score.METHOD},
+                "cases": scored,
+                "summary": score.summary(scored, 1),
+                "compare": {"a": odd},
+            }
+            expected = {**report, "cases": [c.to_data() for c in scored]}
+            assert score.report_json(report) == json.dumps(expected, indent=2, ensure_ascii=False)

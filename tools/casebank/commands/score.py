@@ -9,7 +9,6 @@ paired bootstrap difference of run B against run A."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,11 +94,12 @@ def run(args: argparse.Namespace) -> int:
         return _refuse(_by_line([*problems, *bad_verdicts, *against], files))
     if args.compare:
         _check_runs(args.compare, submissions)
-    scored = score.score_all(submissions, judgements, keys, catalog, args.method)
+    as_json = args.format == "json"
+    scored = score.score_all(submissions, judgements, keys, catalog, args.method, encode=as_json)
     report: dict[str, Any] = {
         "release": release,
         "scorer": {"name": "casebank", "version": __version__, "method": args.method},
-        "cases": [c.to_data() for c in scored],
+        "cases": scored,
         "summary": score.summary(scored, len(keys)),
     }
     if args.compare:
@@ -110,11 +110,11 @@ def run(args: argparse.Namespace) -> int:
             f"{item.release}: {item.reason}",
             file=sys.stderr,
         )
-    if args.format == "json":
+    if as_json:
         # One write: json.dump would write piece by piece through the terminal-safe stdout.
-        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(score.report_json(report) + "\n")
     else:
-        print(render(report))
+        print(render({**report, "cases": [c.to_data() for c in scored]}))
     return 0
 
 

@@ -10,6 +10,7 @@ methods, named in every report so that a score can be reproduced a year later
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import statistics
@@ -508,6 +509,9 @@ class CaseScore:
     process: float | None = None
     workup: dict[str, Any] | None = None  # cost and burden (method 2)
     method: str = METHOD
+    # ``to_data`` as the JSON report writes it, made where the case was scored (in a forked
+    # worker, for a large run) when ``score_all`` was asked to ``encode``; else None.
+    json_text: str | None = field(default=None, repr=False, compare=False)
 
     def to_data(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -786,7 +790,12 @@ def score_all(
     keys: Mapping[tuple[str, int], CaseKey],
     catalog: Catalog,
     method: str = METHOD,
+    *,
+    encode: bool = False,
 ) -> list[CaseScore]:
+    """Each submission scored, by run and case. ``encode``: each case's record of the JSON
+    report is written too, where the case is scored (``CaseScore.json_text``, for
+    ``report_json``), so that a large run writes its report in the workers."""
     if method not in METHODS:
         raise ValueError(f"unknown scoring method {method!r} (known: {', '.join(METHODS)})")
     from casebank.parallel import fork_pays, map_chunks
@@ -801,7 +810,7 @@ def score_all(
     order = sorted(
         range(len(submissions)), key=lambda i: (submissions[i].case_id, submissions[i].version)
     )
-    _SHARED[:] = [(submissions, keys, verdicts, catalog, method, os.getpid())]
+    _SHARED[:] = [(submissions, keys, verdicts, catalog, method, os.getpid(), encode)]
     scored: list[tuple[int, CaseScore]] = []
     try:
         done = map_chunks(
@@ -819,8 +828,8 @@ def score_all(
     return [c for _, c in scored]
 
 
-# What forked scoring workers read: the submissions, keys, verdicts, catalog and method, and
-# the process that forked them.
+# What forked scoring workers read: the submissions, keys, verdicts, catalog and method, the
+# process that forked them, and whether to write each case's record of the JSON report.
 _SHARED: list[tuple[Any, ...]] = []
 
 
@@ -832,7 +841,7 @@ def _score_chunk(indices: list[int]) -> list[tuple[Any, ...]]:
     caller has it: a forked worker sends back only what it computed)."""
     from casebank.parallel import lasting
 
-    submissions, keys, verdicts, catalog, method, parent = _SHARED[0]
+    submissions, keys, verdicts, catalog, method, parent, encode = _SHARED[0]
     abbreviations = _abbreviations(catalog) if method == METHOD_1 else {}
     out = []
     # In a forked worker, what a case's first score builds (its data, parsed here; its
@@ -849,8 +858,34 @@ def _score_chunk(indices: list[int]) -> list[tuple[Any, ...]]:
                 c = score_v1(key, s, given, catalog, abbreviations)
             else:
                 c = score_v2(key, s, given, catalog)
+            if encode:
+                c.json_text = _record(c)
             out.append(tuple(getattr(c, name) for name in _COMPUTED))
     return out
+
+
+def _record(scored: CaseScore) -> str:
+    return json.dumps(scored.to_data(), indent=2, ensure_ascii=False)
+
+
+# Where the cases go: the report's first text that JSON writes so (``release`` and ``scorer``
+# come before it; a run's name may come after, in ``summary``, never before).
+_CASES_HERE = "\x00cases\x00"
+
+
+def report_json(report: Mapping[str, Any]) -> str:
+    """``report`` (its ``cases`` a list of ``CaseScore``) as ``json.dumps(..., indent=2,
+    ensure_ascii=False)`` writes it with each case's ``to_data``: byte for byte, with each
+    case's record taken from ``json_text`` where ``score_all`` wrote it (the pure-Python
+    encoder that ``indent`` needs is most of the report's cost, so a large run writes it in
+    its workers)."""
+    cases: Sequence[CaseScore] = report["cases"]
+    head = json.dumps({**report, "cases": _CASES_HERE}, indent=2, ensure_ascii=False)
+    if not cases:
+        return head.replace(json.dumps(_CASES_HERE), "[]", 1)
+    texts = (c.json_text if c.json_text is not None else _record(c) for c in cases)
+    listed = "[\n    " + ",\n    ".join(t.replace("\n", "\n    ") for t in texts) + "\n  ]"
+    return head.replace(json.dumps(_CASES_HERE), listed, 1)
 
 
 # --- the summary ---------------------------------------------------------------------------
