@@ -201,19 +201,16 @@ class ReleaseReader:
         for entry, folder in zip(entries, folders, strict=True):
             hit = hits.get(entry.blob)
             files = {rel: attached[oid] for rel, oid in folder.items()}
-            if hit is not None:
-                digest = CaseDigest(hit[1], valid=True)
-                _check_content(version, entry, True, digest, files)
-                if lazy:
-                    yield ReleasedCase(entry, None, files, text=hit[0])
-                else:
-                    yield ReleasedCase(entry, json.loads(hit[0]), files)
-                continue
-            loaded, data, digest, derived, text = next(parsed)
+            found: _Parsed
+            if hit is not None:  # remembered (only ever canonical): its text, checked by hash
+                found = (True, None, CaseDigest(hit[1], valid=True), None, hit[0])
+            else:
+                found = next(parsed)
+            loaded, data, digest, derived, text = found
             _check_content(version, entry, loaded, digest, files)
             if canonical:
                 assert text is not None  # a case that checks out has its canonical text
-                if fresh is not None and derive is None:
+                if hit is None and fresh is not None and derive is None:
                     fresh[entry.blob] = text
                 if lazy:
                     yield ReleasedCase(entry, None, files, text=text)
@@ -353,11 +350,15 @@ def _listed(root: Path, head: str) -> list[Path]:
     ]
 
 
+# A case as parsed: whether it loads, its data, its digest, what was derived, its canonical text.
+_Parsed = tuple[bool, dict[str, Any] | None, CaseDigest, Any, bytes | None]
+
+
 def _parse_chunk(
     jobs: list[tuple[str, bytes]],
     derive: Callable[[dict[str, Any]], Any] | None = None,
     canonical: bool = False,
-) -> list[tuple[bool, dict[str, Any] | None, CaseDigest, Any, bytes | None]]:
+) -> list[_Parsed]:
     """Each case parsed and digested: whether it loads, its data, its digest, what ``derive``
     made of it. With ``canonical``, its canonical JSON in place of its data (made once: the
     content hash is the hash of that text, and the reader takes the data from it), so that a

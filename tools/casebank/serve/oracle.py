@@ -105,22 +105,23 @@ class Oracle:
             test = self.catalog.resolve(key)
             self.listed.setdefault(test.name if test else f"?{fold(key)}", key)
             components = entry.get("components")
-            for member in components if isinstance(components, dict) else {}:
-                found = self.catalog.resolve(member, panel=test)
-                if found is not None:
-                    self.members.setdefault(found.name, (key, member, False))
             series = entry.get("series")
-            # Each member named across the series once (the first mention is the one kept).
-            in_series = dict.fromkeys(
-                member
-                for point in (series if isinstance(series, list) else [])
-                if isinstance(point, dict) and isinstance(point.get("components"), dict)
-                for member in point["components"]
-            )
-            for member in in_series:
+            # The panel's own members, then each member named across its series once (the
+            # first mention of a member is the one kept).
+            named = [(m, False) for m in (components if isinstance(components, dict) else {})]
+            named += [
+                (m, True)
+                for m in dict.fromkeys(
+                    member
+                    for point in (series if isinstance(series, list) else [])
+                    if isinstance(point, dict) and isinstance(point.get("components"), dict)
+                    for member in point["components"]
+                )
+            ]
+            for member, timed in named:
                 found = self.catalog.resolve(member, panel=test)
                 if found is not None:
-                    self.members.setdefault(found.name, (key, member, True))
+                    self.members.setdefault(found.name, (key, member, timed))
             answers = entry.get("answers")
             for name in answers if isinstance(answers, list) else []:
                 answered = self.catalog.resolve(name) if isinstance(name, str) else None

@@ -871,6 +871,7 @@ def _record(scored: CaseScore) -> str:
 # Where the cases go: the report's first text that JSON writes so (``release`` and ``scorer``
 # come before it; a run's name may come after, in ``summary``, never before).
 _CASES_HERE = "\x00cases\x00"
+_CASES_WRITTEN = json.dumps(_CASES_HERE)  # as the report's JSON holds it
 
 
 def report_json(report: Mapping[str, Any]) -> str:
@@ -881,11 +882,9 @@ def report_json(report: Mapping[str, Any]) -> str:
     its workers)."""
     cases: Sequence[CaseScore] = report["cases"]
     head = json.dumps({**report, "cases": _CASES_HERE}, indent=2, ensure_ascii=False)
-    if not cases:
-        return head.replace(json.dumps(_CASES_HERE), "[]", 1)
-    texts = (c.json_text if c.json_text is not None else _record(c) for c in cases)
-    listed = "[\n    " + ",\n    ".join(t.replace("\n", "\n    ") for t in texts) + "\n  ]"
-    return head.replace(json.dumps(_CASES_HERE), listed, 1)
+    texts = [c.json_text if c.json_text is not None else _record(c) for c in cases]
+    indented = ",\n    ".join(t.replace("\n", "\n    ") for t in texts)
+    return head.replace(_CASES_WRITTEN, f"[\n    {indented}\n  ]" if texts else "[]", 1)
 
 
 # --- the summary ---------------------------------------------------------------------------
